@@ -1,0 +1,55 @@
+// Lint rules, including the layer rule of DESIGN.md:
+// main → http | workers | cli → services → store | platform → lib; only config/ reads the environment.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const layers = {
+  lib: ['config', 'store', 'platform', 'services', 'http', 'workers', 'cli', 'main'],
+  config: ['store', 'platform', 'services', 'http', 'workers', 'cli', 'main'],
+  store: ['services', 'http', 'workers', 'cli', 'main', 'platform'],
+  platform: ['services', 'http', 'workers', 'cli', 'main', 'store'],
+  services: ['http', 'workers', 'cli', 'main'],
+  http: ['store', 'platform', 'workers', 'cli', 'main'],
+  workers: ['http', 'cli', 'main', 'store'],
+  cli: ['http', 'workers', 'main', 'store'],
+};
+
+function forbidLayers(layer, forbidden) {
+  return {
+    files: [`packages/gateway/src/${layer}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: forbidden.map((other) => ({
+          group: [`**/${other}/*`, `../${other}`, `../../${other}`],
+          message: `${layer}/ may not import ${other}/ (see DESIGN.md import direction).`,
+        })),
+      }],
+    },
+  };
+}
+
+export default tseslint.config(
+  { ignores: ['**/node_modules/**', '**/dist/**', '.tms/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setImmediate: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', Buffer: 'readonly', URL: 'readonly' } },
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-syntax': ['error', {
+        selector: "MemberExpression[object.name='process'][property.name='env']",
+        message: 'Only src/config reads process.env.',
+      }],
+    },
+  },
+  ...Object.entries(layers).map(([layer, forbidden]) => forbidLayers(layer, forbidden)),
+  {
+    files: ['packages/gateway/src/config/**/*.ts', '**/test/**/*.ts', '**/*.test.ts', '**/bench/**/*.ts', 'vitest.config.ts', '**/bin/*.js'],
+    rules: { 'no-restricted-syntax': 'off' },
+  },
+  {
+    files: ['**/test/**/*.ts', '**/*.test.ts', '**/bench/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+);

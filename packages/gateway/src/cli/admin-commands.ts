@@ -1,0 +1,191 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import {
+  changeApiKey,
+  changeWorkspace,
+  connectSenderAccount,
+  createApiKey,
+  createWorkspace,
+  getWorkspace,
+  listApiKeys,
+  listSenderAccounts,
+  listWorkspaceTemplates,
+  listWorkspaces,
+  readWallet,
+  registerTemplate,
+  topUp,
+  type AdminDependencies,
+  type RegisterTemplateInput,
+} from '../services/admin.ts';
+import { SCOPES, type Scope } from '../services/authentication.ts';
+import { badRequest } from '../services/errors.ts';
+import { TEMPLATE_STATUSES, type TemplateStatus } from '../services/vocabulary.ts';
+
+export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
+
+  workspaces create --name NAME [--message-cap N]
+  workspaces list | show ID | suspend ID | resume ID
+  workspaces set-cap ID (N | none)
+  wallet top-up WORKSPACE_ID AMOUNT_VND [--note TEXT]
+  wallet show WORKSPACE_ID [--limit N]
+  keys create WORKSPACE_ID --scopes messages:send,messages:read,templates:read [--name NAME]
+              [--webhook-url URL] [--rate-limit PER_SECOND]
+  keys list WORKSPACE_ID | revoke KEY_ID
+  keys set-webhook KEY_ID (URL | none)
+  sender-accounts connect WORKSPACE_ID --oa-id ID --name NAME --daily-quota N --app-id ID
+              --app-secret SECRET --refresh-token TOKEN [--default-mode plain|hashphone]
+              [--rsa-public-key-file FILE]
+  sender-accounts list WORKSPACE_ID
+  templates register WORKSPACE_ID --file TEMPLATE.json
+              (fields: template_id, name, status, template_type, oa_id, preview_url, price, params)
+  templates list WORKSPACE_ID`;
+
+const OPTIONS = {
+  json: { type: 'boolean' },
+  name: { type: 'string' },
+  'message-cap': { type: 'string' },
+  note: { type: 'string' },
+  limit: { type: 'string' },
+  scopes: { type: 'string' },
+  'webhook-url': { type: 'string' },
+  'rate-limit': { type: 'string' },
+  'oa-id': { type: 'string' },
+  'daily-quota': { type: 'string' },
+  'app-id': { type: 'string' },
+  'app-secret': { type: 'string' },
+  'refresh-token': { type: 'string' },
+  'default-mode': { type: 'string' },
+  'rsa-public-key-file': { type: 'string' },
+  file: { type: 'string' },
+} as const;
+
+type Values = Partial<Record<keyof typeof OPTIONS, string | boolean>>;
+
+function wholeNumber(text: string | undefined, what: string): number {
+  if (text === undefined || !/^\d+$/.test(text)) throw badRequest(`${what} must be a whole number`);
+  return Number(text);
+}
+
+function required(values: Values, name: keyof typeof OPTIONS): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value === '') throw badRequest(`--${name} is required`);
+  return value;
+}
+
+function positional(args: string[], index: number, what: string): string {
+  const value = args[index];
+  if (!value) throw badRequest(`${what} is required`);
+  return value;
+}
+
+function parseScopes(text: string): Scope[] {
+  const scopes = text.split(',').map((scope) => scope.trim()).filter(Boolean);
+  for (const scope of scopes) if (!(SCOPES as readonly string[]).includes(scope)) throw badRequest(`unknown scope "${scope}"; scopes are ${SCOPES.join(', ')}`);
+  if (scopes.length === 0) throw badRequest('--scopes needs at least one scope');
+  return scopes as Scope[];
+}
+
+function parseTemplateFile(file: string): Omit<RegisterTemplateInput, never> {
+  const input = JSON.parse(readFileSync(file, 'utf8')) as RegisterTemplateInput;
+  if (!TEMPLATE_STATUSES.includes(input.status as TemplateStatus)) throw badRequest(`status must be one of ${TEMPLATE_STATUSES.join(', ')}`);
+  for (const field of ['template_id', 'name', 'oa_id'] as const) if (typeof input[field] !== 'string' || input[field] === '') throw badRequest(`${field} is required`);
+  if (!Number.isInteger(input.price) || input.price < 0) throw badRequest('price must be a whole number of VND, 0 or more');
+  if (!Number.isInteger(input.template_type)) throw badRequest('template_type must be an integer');
+  if (!Array.isArray(input.params)) throw badRequest('params must be an array');
+  return { ...input, params: input.params.map((param) => ({ ...param, type: param.type ?? 'STRING' })) };
+}
+
+/** Runs one `tms admin` verb against the store through the same services as /admin/v1. */
+export async function runAdminCommand(deps: AdminDependencies, argv: string[]): Promise<unknown> {
+  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  const [resource, verb, ...args] = positionals;
+  const command = `${resource ?? ''} ${verb ?? ''}`;
+  switch (command) {
+    case 'workspaces create':
+      return createWorkspace(deps, {
+        name: required(values, 'name'),
+        message_cap: values['message-cap'] === undefined ? null : wholeNumber(values['message-cap'], '--message-cap'),
+      });
+    case 'workspaces list':
+      return listWorkspaces(deps, { limit: values.limit ? wholeNumber(values.limit, '--limit') : undefined });
+    case 'workspaces show':
+      return getWorkspace(deps, positional(args, 0, 'workspace id'));
+    case 'workspaces suspend':
+      return changeWorkspace(deps, positional(args, 0, 'workspace id'), { status: 'suspended' });
+    case 'workspaces resume':
+      return changeWorkspace(deps, positional(args, 0, 'workspace id'), { status: 'active' });
+    case 'workspaces set-cap': {
+      const cap = positional(args, 1, 'cap (a number or none)');
+      return changeWorkspace(deps, positional(args, 0, 'workspace id'), { message_cap: cap === 'none' ? null : wholeNumber(cap, 'cap') });
+    }
+    case 'wallet top-up':
+      return topUp(deps, positional(args, 0, 'workspace id'), {
+        amount: wholeNumber(positional(args, 1, 'amount'), 'amount'),
+        note: typeof values.note === 'string' ? values.note : undefined,
+      });
+    case 'wallet show':
+      return readWallet(deps, positional(args, 0, 'workspace id'), { limit: values.limit ? wholeNumber(values.limit, '--limit') : undefined });
+    case 'keys create':
+      return createApiKey(deps, positional(args, 0, 'workspace id'), {
+        name: typeof values.name === 'string' ? values.name : undefined,
+        scopes: parseScopes(required(values, 'scopes')),
+        webhook_url: typeof values['webhook-url'] === 'string' ? values['webhook-url'] : null,
+        rate_limit_per_second: values['rate-limit'] === undefined ? null : wholeNumber(values['rate-limit'], '--rate-limit'),
+      });
+    case 'keys list':
+      return listApiKeys(deps, positional(args, 0, 'workspace id'));
+    case 'keys revoke':
+      return changeApiKey(deps, positional(args, 0, 'key id'), { revoke: true });
+    case 'keys set-webhook': {
+      const url = positional(args, 1, 'webhook URL (or none)');
+      return changeApiKey(deps, positional(args, 0, 'key id'), { webhook_url: url === 'none' ? null : url });
+    }
+    case 'sender-accounts connect': {
+      const mode = values['default-mode'] ?? 'plain';
+      if (mode !== 'plain' && mode !== 'hashphone') throw badRequest('--default-mode must be plain or hashphone');
+      const keyFile = values['rsa-public-key-file'];
+      return connectSenderAccount(deps, positional(args, 0, 'workspace id'), {
+        oa_id: required(values, 'oa-id'),
+        name: required(values, 'name'),
+        default_mode: mode,
+        daily_quota: wholeNumber(required(values, 'daily-quota'), '--daily-quota'),
+        app_id: required(values, 'app-id'),
+        app_secret: required(values, 'app-secret'),
+        refresh_token: required(values, 'refresh-token'),
+        rsa_public_key: typeof keyFile === 'string' ? readFileSync(keyFile, 'utf8').trim() : null,
+      });
+    }
+    case 'sender-accounts list':
+      return listSenderAccounts(deps, positional(args, 0, 'workspace id'));
+    case 'templates register':
+      return registerTemplate(deps, positional(args, 0, 'workspace id'), parseTemplateFile(required(values, 'file')));
+    case 'templates list':
+      return listWorkspaceTemplates(deps, positional(args, 0, 'workspace id'));
+    default:
+      throw badRequest(`unknown command "tms admin ${command.trim()}"\n\n${ADMIN_USAGE}`);
+  }
+}
+
+function formatValue(value: unknown): string {
+  if (value === null || value === undefined) return '-';
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/** Human output: one "field: value" block per object, or a table for lists. */
+export function formatForHumans(result: unknown): string {
+  if (result === null || typeof result !== 'object') return formatValue(result);
+  const entries = Object.entries(result as Record<string, unknown>);
+  const list = entries.find(([, value]) => Array.isArray(value));
+  if (list && entries.some(([name]) => name === 'count')) {
+    const rows = list[1] as Record<string, unknown>[];
+    const header = entries.filter(([name, value]) => !Array.isArray(value) && name !== 'count').map(([name, value]) => `${name}: ${formatValue(value)}`);
+    if (rows.length === 0) return [...header, `(no ${list[0]})`].join('\n');
+    const columns = Object.keys(rows[0]!).filter((column) => typeof rows[0]![column] !== 'object' || rows[0]![column] === null);
+    const widths = columns.map((column) => Math.max(column.length, ...rows.map((row) => formatValue(row[column]).length)));
+    const line = (cells: string[]) => cells.map((cell, index) => cell.padEnd(widths[index]!)).join('  ').trimEnd();
+    return [...header, line(columns), ...rows.map((row) => line(columns.map((column) => formatValue(row[column]))))].join('\n');
+  }
+  const width = Math.max(...entries.map(([name]) => name.length));
+  return entries.map(([name, value]) => `${name.padEnd(width)}  ${formatValue(value)}`).join('\n');
+}

@@ -1,0 +1,102 @@
+import { resolve } from 'node:path';
+
+export type DatabaseConfig =
+  | { kind: 'sqlite'; file: string }
+  | { kind: 'postgres'; url: string; poolSize: number };
+
+export interface Config {
+  readonly database: DatabaseConfig;
+  readonly dataDir: string;
+  readonly host: string;
+  readonly port: number;
+  /** Null in embedded mode until resolved from the data directory (see secrets.ts). */
+  readonly adminToken: string | null;
+  readonly masterKey: Buffer | null;
+  readonly rateLimit: { readonly perSecond: number; readonly burst: number };
+  /** How long an API key lookup is cached; revocation must reach every node within 5 s. */
+  readonly authCacheMs: number;
+  readonly logLevel: string;
+  readonly accessLog: boolean;
+  readonly demoSeed: boolean;
+  readonly allowPrivateWebhookTargets: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, problem: string) {
+    super(`Invalid configuration: ${variable} ${problem}`);
+  }
+}
+
+type Environment = Record<string, string | undefined>;
+
+function readInteger(env: Environment, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function readBoolean(env: Environment, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+/** Accepts 32 bytes as 64 hex characters or as base64. */
+export function parseMasterKey(raw: string, name = 'TMS_MASTER_KEY'): Buffer {
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32) throw new ConfigError(name, 'must be 32 bytes, as 64 hex characters or base64');
+  return key;
+}
+
+function readAdminToken(env: Environment): string | null {
+  const token = env.TMS_ADMIN_TOKEN;
+  if (token === undefined || token === '') return null;
+  if (token.length < 16) throw new ConfigError('TMS_ADMIN_TOKEN', 'must be at least 16 characters');
+  return token;
+}
+
+function readDatabase(env: Environment, dataDir: string): DatabaseConfig {
+  const url = env.DATABASE_URL;
+  if (url === undefined || url === '') return { kind: 'sqlite', file: resolve(dataDir, 'tms.sqlite') };
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new ConfigError('DATABASE_URL', 'must be a postgres:// or postgresql:// URL');
+  return { kind: 'postgres', url, poolSize: readInteger(env, 'TMS_PG_POOL_SIZE', 10, 1, 200) };
+}
+
+/** Parses the environment once. Nothing else in the gateway reads process.env. */
+export function parseConfig(env: Environment = process.env): Config {
+  const dataDir = resolve(env.TMS_DATA_DIR || '.tms');
+  const database = readDatabase(env, dataDir);
+  const adminToken = readAdminToken(env);
+  const masterKey = env.TMS_MASTER_KEY ? parseMasterKey(env.TMS_MASTER_KEY) : null;
+  if (database.kind === 'postgres') {
+    // Several processes share one PostgreSQL database, so their secrets cannot be generated per node.
+    if (!adminToken) throw new ConfigError('TMS_ADMIN_TOKEN', 'is required when DATABASE_URL is set');
+    if (!masterKey) throw new ConfigError('TMS_MASTER_KEY', 'is required when DATABASE_URL is set');
+  }
+  const logLevel = env.TMS_LOG_LEVEL || 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError('TMS_LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent; got "${logLevel}"`);
+  }
+  return Object.freeze({
+    database,
+    dataDir,
+    host: env.HOST || '127.0.0.1',
+    port: readInteger(env, 'PORT', 3000, 0, 65535),
+    adminToken,
+    masterKey,
+    rateLimit: Object.freeze({
+      perSecond: readInteger(env, 'TMS_RATE_LIMIT_PER_SECOND', 50, 1, 1_000_000),
+      burst: readInteger(env, 'TMS_RATE_LIMIT_BURST', 100, 1, 1_000_000),
+    }),
+    authCacheMs: readInteger(env, 'TMS_AUTH_CACHE_MS', 2000, 0, 5000),
+    logLevel,
+    accessLog: readBoolean(env, 'TMS_ACCESS_LOG', false),
+    demoSeed: readBoolean(env, 'TMS_DEMO_SEED', true),
+    allowPrivateWebhookTargets: readBoolean(env, 'TMS_WEBHOOK_ALLOW_PRIVATE', false),
+  });
+}

@@ -1,0 +1,41 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { safeEqual } from '../../lib/crypto.ts';
+import type { ApiKeyAuthenticator, AuthenticatedKey, Scope } from '../../services/authentication.ts';
+import { ApiError } from '../../services/errors.ts';
+import type { RateLimiter } from './rate-limit.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller?: AuthenticatedKey;
+  }
+}
+
+function presentedApiKey(request: FastifyRequest): string | undefined {
+  const authorization = request.headers.authorization;
+  if (typeof authorization === 'string' && /^bearer\s+/i.test(authorization)) return authorization.replace(/^bearer\s+/i, '').trim();
+  const header = request.headers['x-api-key'];
+  return typeof header === 'string' && header !== '' ? header.trim() : undefined;
+}
+
+/** Authenticates the API key, checks the scope and the key's rate limit (in that order). */
+export function requireScope(authenticator: ApiKeyAuthenticator, limiter: RateLimiter, scope: Scope) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const caller = await authenticator.authenticate(presentedApiKey(request), scope);
+    const limit = limiter.take(caller.apiKeyId, caller.rateLimitPerSecond);
+    reply.header('x-ratelimit-limit', String(limit.limit));
+    reply.header('x-ratelimit-remaining', String(limit.remaining));
+    if (limit.retryAfterSeconds > 0) {
+      throw new ApiError(429, `rate limit of ${limit.limit} requests per second exceeded`, { 'retry-after': String(limit.retryAfterSeconds) });
+    }
+    request.caller = caller;
+  };
+}
+
+/** The operator API: Authorization: Bearer <TMS_ADMIN_TOKEN>, compared in constant time. */
+export function requireAdmin(adminToken: string) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const authorization = request.headers.authorization ?? '';
+    const token = /^bearer\s+/i.test(authorization) ? authorization.replace(/^bearer\s+/i, '').trim() : '';
+    if (!token || !safeEqual(token, adminToken)) throw new ApiError(401, 'missing or wrong operator token');
+  };
+}

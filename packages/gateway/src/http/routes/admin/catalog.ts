@@ -1,0 +1,95 @@
+import { Type } from 'typebox';
+import { connectSenderAccount, listSenderAccounts, listWorkspaceTemplates, registerTemplate } from '../../../services/admin.ts';
+import type { App, RouteDependencies } from '../../route-support.ts';
+import { Nullable, errorResponses } from '../../schemas.ts';
+import { TemplateSchema, TemplateStatusSchema } from '../templates/list.ts';
+import { SenderAccountSchema, WorkspaceIdParams } from './admin-schemas.ts';
+
+const tags = ['operator'];
+
+export function registerAdminCatalog(app: App, route: RouteDependencies): void {
+  const { admin } = route;
+  app.put(
+    '/admin/v1/workspaces/:id/sender-accounts/:oa_id',
+    {
+      schema: {
+        tags,
+        summary: 'Connect (or update) a sender account with its ZNS credentials',
+        params: Type.Object({ id: Type.String(), oa_id: Type.String({ minLength: 1, maxLength: 64 }) }),
+        body: Type.Object(
+          {
+            name: Type.String({ minLength: 1, maxLength: 200 }),
+            default_mode: Type.Optional(Type.Union([Type.Literal('plain'), Type.Literal('hashphone')])),
+            daily_quota: Type.Integer({ minimum: 0 }),
+            app_id: Type.String({ minLength: 1 }),
+            app_secret: Type.String({ minLength: 1 }),
+            refresh_token: Type.String({ minLength: 1 }),
+            rsa_public_key: Type.Optional(Nullable(Type.String())),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: SenderAccountSchema, ...errorResponses(400, 401, 404, 409) },
+      },
+    },
+    async (request) => connectSenderAccount(admin, request.params.id, { ...request.body, oa_id: request.params.oa_id }),
+  );
+  app.get(
+    '/admin/v1/workspaces/:id/sender-accounts',
+    {
+      schema: {
+        tags,
+        summary: "List a workspace's sender accounts (never the secrets)",
+        params: WorkspaceIdParams,
+        response: { 200: Type.Object({ sender_accounts: Type.Array(SenderAccountSchema), count: Type.Integer() }), ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => listSenderAccounts(admin, request.params.id),
+  );
+  app.put(
+    '/admin/v1/workspaces/:id/templates/:template_id',
+    {
+      schema: {
+        tags,
+        summary: 'Register or update a template with its params and price',
+        params: Type.Object({ id: Type.String(), template_id: Type.String({ minLength: 1, maxLength: 64 }) }),
+        body: Type.Object(
+          {
+            name: Type.String({ minLength: 1 }),
+            status: TemplateStatusSchema,
+            template_type: Type.Integer({ minimum: 0 }),
+            oa_id: Type.String({ minLength: 1 }),
+            preview_url: Type.Optional(Type.String()),
+            price: Type.Integer({ minimum: 0, description: 'VND per message' }),
+            params: Type.Array(
+              Type.Object(
+                {
+                  name: Type.String({ minLength: 1 }),
+                  type: Type.String({ default: 'STRING' }),
+                  required: Type.Boolean(),
+                  max_length: Type.Integer({ minimum: 0 }),
+                  min_length: Type.Integer({ minimum: 0 }),
+                },
+                { additionalProperties: false },
+              ),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Intersect([TemplateSchema, Type.Object({ workspace_id: Type.String() })]), ...errorResponses(400, 401, 404, 409) },
+      },
+    },
+    async (request) => registerTemplate(admin, request.params.id, { ...request.body, template_id: request.params.template_id }),
+  );
+  app.get(
+    '/admin/v1/workspaces/:id/templates',
+    {
+      schema: {
+        tags,
+        summary: "List a workspace's templates",
+        params: WorkspaceIdParams,
+        response: { 200: Type.Object({ templates: Type.Array(TemplateSchema), count: Type.Integer() }), ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => listWorkspaceTemplates(admin, request.params.id),
+  );
+}

@@ -1,0 +1,26 @@
+import { Type, type TSchema } from 'typebox';
+
+/** Section 2.7: every error, on every route, unknown routes included. */
+export const ErrorBody = Type.Object(
+  { error: Type.Object({ code: Type.Integer({ description: 'Equals the HTTP status' }), message: Type.String() }) },
+  { $id: 'ErrorBody', description: 'The error body of section 2.7' },
+);
+
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const TrackingId = Type.String({
+  maxLength: 48,
+  pattern: '^[A-Za-z0-9._-]+$',
+  description: 'Client reconciliation code: at most 48 letters, digits, dots, hyphens or underscores',
+});
+
+export const TemplateData = Type.Record(Type.String(), Type.String(), {
+  description: 'Parameter name → string value, exactly the params of the template',
+});
+
+export const DateTime = Type.String({ description: 'ISO 8601 date-time, UTC with milliseconds' });
+
+/** Error responses documented for a route, by status. */
+export function errorResponses(...statuses: number[]): Record<number, TSchema> {
+  return Object.fromEntries(statuses.map((status) => [status, Type.Ref('ErrorBody')]));
+}

@@ -1,0 +1,85 @@
+interface Pending<Item, Outcome> {
+  item: Item;
+  resolve(outcome: Outcome): void;
+  reject(error: unknown): void;
+}
+
+export interface GroupCommitOptions<Item> {
+  /** Most items in one group. */
+  maxItems: number;
+  /** Most weight (e.g. message rows) in one group; an item heavier than this goes alone. */
+  maxWeight: number;
+  weigh(item: Item): number;
+}
+
+/**
+ * Collects work submitted by concurrent requests and commits it in groups: one transaction (and
+ * one fsync) for everything that arrived while the previous group was committing. With one group
+ * in flight at a time, a quiet system commits each request at once and a busy one batches.
+ */
+export class GroupCommitter<Item, Outcome> {
+  private pending: Pending<Item, Outcome>[] = [];
+  private flushing: Promise<void> | null = null;
+
+  constructor(
+    private readonly commitGroup: (items: Item[]) => Promise<Outcome[]>,
+    private readonly options: GroupCommitOptions<Item>,
+  ) {}
+
+  submit(item: Item): Promise<Outcome> {
+    return new Promise<Outcome>((resolve, reject) => {
+      this.pending.push({ item, resolve, reject });
+      // setImmediate lets every request already parsed in this turn of the event loop join the group.
+      if (!this.flushing) this.flushing = new Promise((done) => setImmediate(() => void this.flush().then(done)));
+    });
+  }
+
+  /** Resolves once everything submitted so far is committed (for graceful shutdown). */
+  async drain(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
+  private takeGroup(): Pending<Item, Outcome>[] {
+    let weight = 0;
+    let count = 0;
+    while (count < this.pending.length && count < this.options.maxItems) {
+      const next = this.options.weigh(this.pending[count]!.item);
+      if (count > 0 && weight + next > this.options.maxWeight) break;
+      weight += next;
+      count += 1;
+    }
+    return this.pending.splice(0, count);
+  }
+
+  private async flush(): Promise<void> {
+    try {
+      while (this.pending.length > 0) {
+        const group = this.takeGroup();
+        try {
+          const outcomes = await this.commitGroup(group.map((entry) => entry.item));
+          group.forEach((entry, index) => entry.resolve(outcomes[index]!));
+        } catch (error) {
+          await this.commitOneByOne(group, error);
+        }
+      }
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  /** A failed group is retried item by item, so one bad item cannot fail its neighbours. */
+  private async commitOneByOne(group: Pending<Item, Outcome>[], groupError: unknown): Promise<void> {
+    if (group.length === 1) {
+      group[0]!.reject(groupError);
+      return;
+    }
+    for (const entry of group) {
+      try {
+        const [outcome] = await this.commitGroup([entry.item]);
+        entry.resolve(outcome!);
+      } catch (error) {
+        entry.reject(error);
+      }
+    }
+  }
+}

@@ -1,0 +1,99 @@
+import pino from 'pino';
+import { ADMIN_USAGE, formatForHumans, runAdminCommand } from '../cli/admin-commands.ts';
+import { ConfigError, parseConfig, type Config } from '../config/config.ts';
+import { resolveSecrets } from '../config/secrets.ts';
+import { ensureDemoWorkspace } from '../services/demo.ts';
+import { ApiError } from '../services/errors.ts';
+import { createRuntime } from './runtime.ts';
+import { startService, type RunningService } from './server.ts';
+import { printStartBanner } from './banner.ts';
+
+const USAGE = `tms <command>
+
+  start      gateway API and workers in one process (embedded SQLite unless DATABASE_URL is set)
+  api        the HTTP API only
+  worker     the workers only
+  migrate    apply database migrations and exit
+  admin      operator commands (tms admin --help)
+
+Configuration comes from environment variables; see the README.`;
+
+function loadConfig(): { config: Config; generated: string[]; secretsFile: string | null } {
+  const resolved = resolveSecrets(parseConfig());
+  return { config: resolved.config, generated: resolved.generated, secretsFile: resolved.file };
+}
+
+function stopOnSignals(service: RunningService, log: pino.Logger): void {
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down: finishing in-flight work');
+    service.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+async function serve(roles: { api: boolean; worker: boolean }, withDemo: boolean): Promise<void> {
+  const { config, generated, secretsFile } = loadConfig();
+  const runtime = await createRuntime(config);
+  const demo = withDemo && config.database.kind === 'sqlite' && config.demoSeed ? await ensureDemoWorkspace(runtime.deps) : null;
+  const service = await startService(runtime, roles);
+  stopOnSignals(service, runtime.deps.log);
+  if (roles.api) printStartBanner({ config, url: service.url!, generated, secretsFile, demo });
+  runtime.deps.log.info({ roles, store: runtime.deps.store.dialect, migrations: runtime.appliedMigrations }, 'tms started');
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'start':
+      return serve({ api: true, worker: true }, true);
+    case 'api':
+      return serve({ api: true, worker: false }, false);
+    case 'worker':
+      return serve({ api: false, worker: true }, false);
+    case 'migrate': {
+      const runtime = await createRuntime(loadConfig().config, { log: pino({ level: 'warn' }) });
+      console.log(runtime.appliedMigrations.length ? `applied: ${runtime.appliedMigrations.join(', ')}` : 'database is up to date');
+      return runtime.close();
+    }
+    case 'admin': {
+      if (rest.length === 0 || rest.includes('--help')) {
+        console.log(ADMIN_USAGE);
+        return;
+      }
+      const runtime = await createRuntime(loadConfig().config, { log: pino({ level: 'warn' }) });
+      try {
+        const result = await runAdminCommand(runtime.admin, rest);
+        console.log(rest.includes('--json') ? JSON.stringify(result, null, 2) : formatForHumans(result));
+      } finally {
+        await runtime.close();
+      }
+      return;
+    }
+    default:
+      console.log(USAGE);
+      if (command !== undefined && command !== 'help' && command !== '--help') process.exitCode = 2;
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(78);
+  }
+  if (error instanceof ApiError) {
+    console.error(`error: ${error.message}`);
+    process.exit(error.statusCode === 404 ? 4 : 1);
+  }
+  console.error(error);
+  process.exit(1);
+});

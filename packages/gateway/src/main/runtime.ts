@@ -1,0 +1,53 @@
+import pino, { type Logger } from 'pino';
+import type { Config } from '../config/config.ts';
+import { createAcceptanceWriter } from '../services/acceptance-writer.ts';
+import type { AdminDependencies } from '../services/admin.ts';
+import { ApiKeyAuthenticator } from '../services/authentication.ts';
+import { Catalog } from '../services/catalog-cache.ts';
+import type { Dependencies } from '../services/context.ts';
+import { openStore } from '../store/database.ts';
+import { migrate } from '../store/migrate.ts';
+
+export interface Runtime {
+  deps: Dependencies;
+  admin: AdminDependencies;
+  authenticator: ApiKeyAuthenticator;
+  appliedMigrations: string[];
+  /** Commits what was accepted, then closes the store. */
+  close(): Promise<void>;
+}
+
+/** Opens the store, applies migrations and wires the services: shared by every entry point. */
+export async function createRuntime(config: Config, options: { log?: Logger; clock?: () => number } = {}): Promise<Runtime> {
+  const log = options.log ?? pino({ level: config.logLevel });
+  const clock = options.clock ?? Date.now;
+  const store = openStore(config.database);
+  let appliedMigrations: string[];
+  try {
+    appliedMigrations = await migrate(store, clock());
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const acceptanceWriter = createAcceptanceWriter(store, clock);
+  const deps: Dependencies = {
+    config,
+    store,
+    clock,
+    log,
+    acceptanceWriter,
+    catalog: new Catalog(store, config.authCacheMs, clock),
+    idempotencyKeysInFlight: new Set(),
+  };
+  const authenticator = new ApiKeyAuthenticator(store, config.authCacheMs, clock);
+  return {
+    deps,
+    admin: { ...deps, forgetCachedKeys: () => authenticator.forgetAll() },
+    authenticator,
+    appliedMigrations,
+    close: async () => {
+      await acceptanceWriter.drain();
+      await store.close();
+    },
+  };
+}

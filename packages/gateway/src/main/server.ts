@@ -1,0 +1,35 @@
+import { buildApp } from '../http/app.ts';
+import type { App } from '../http/route-support.ts';
+import { maintenanceTasks } from '../workers/maintenance.ts';
+import { Worker } from '../workers/worker.ts';
+import type { Runtime } from './runtime.ts';
+
+export interface RunningService {
+  app: App | null;
+  worker: Worker | null;
+  url: string | null;
+  /** Graceful stop: no new requests, finish in-flight ones and worker tasks, commit, close. */
+  stop(): Promise<void>;
+}
+
+export async function startService(runtime: Runtime, roles: { api: boolean; worker: boolean }): Promise<RunningService> {
+  const { config } = runtime.deps;
+  let app: App | null = null;
+  let url: string | null = null;
+  if (roles.api) {
+    app = await buildApp({ deps: runtime.deps, admin: runtime.admin, authenticator: runtime.authenticator, logger: runtime.deps.log });
+    url = await app.listen({ host: config.host, port: config.port });
+  }
+  const worker = roles.worker ? new Worker(maintenanceTasks(runtime.deps), runtime.deps.log) : null;
+  worker?.start();
+  return {
+    app,
+    worker,
+    url,
+    stop: async () => {
+      await app?.close();
+      await worker?.stop();
+      await runtime.close();
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import { decryptSecret } from '../lib/crypto.ts';
+import { listApiKeys } from '../store/api-keys.ts';
+import { findDemoWorkspace } from '../store/workspaces.ts';
+import { connectSenderAccount, createApiKey, createWorkspace, registerTemplate, topUp, type RegisterTemplateInput } from './admin.ts';
+import type { Dependencies } from './context.ts';
+
+/**
+ * The demo workspace made on a new embedded data directory, so the README's curl lines work.
+ * Its sender account and templates match the simulator's demo seed (packages/zns-sim).
+ */
+export const DEMO_SENDER_ACCOUNT = {
+  oa_id: '4318269720189301001',
+  name: 'TMS Demo Shop',
+  default_mode: 'plain' as const,
+  daily_quota: 5000,
+  app_id: '2074138120372622001',
+  app_secret: 'demo-app-secret-change-me',
+  refresh_token: 'demo-refresh-token-0001',
+};
+
+export const DEMO_TEMPLATES: Omit<RegisterTemplateInput, 'oa_id'>[] = [
+  {
+    template_id: '250001',
+    name: 'Order confirmation',
+    status: 'ENABLE',
+    template_type: 1,
+    preview_url: 'https://account.zalo.cloud/znspreview/demo-order',
+    price: 300,
+    params: [
+      { name: 'customer_name', type: 'STRING', required: true, max_length: 30, min_length: 1 },
+      { name: 'order_code', type: 'STRING', required: true, max_length: 30, min_length: 1 },
+      { name: 'amount', type: 'STRING', required: true, max_length: 20, min_length: 1 },
+    ],
+  },
+  {
+    template_id: '250002',
+    name: 'One-time password',
+    status: 'ENABLE',
+    template_type: 2,
+    preview_url: 'https://account.zalo.cloud/znspreview/demo-otp',
+    price: 250,
+    params: [{ name: 'otp', type: 'STRING', required: true, max_length: 10, min_length: 4 }],
+  },
+  {
+    template_id: '250003',
+    name: 'Appointment reminder',
+    status: 'ENABLE',
+    template_type: 1,
+    preview_url: 'https://account.zalo.cloud/znspreview/demo-appointment',
+    price: 300,
+    params: [
+      { name: 'customer_name', type: 'STRING', required: true, max_length: 30, min_length: 1 },
+      { name: 'appointment_time', type: 'STRING', required: true, max_length: 20, min_length: 1 },
+      { name: 'location', type: 'STRING', required: false, max_length: 200, min_length: 0 },
+    ],
+  },
+];
+
+export const DEMO_BALANCE_VND = 1_000_000;
+
+export interface DemoCredentials {
+  workspaceId: string;
+  apiKey: string;
+  created: boolean;
+}
+
+/** Creates the demo workspace once; later calls return its (still unrevoked) key. */
+export async function ensureDemoWorkspace(deps: Dependencies): Promise<DemoCredentials | null> {
+  const existing = await findDemoWorkspace(deps.store.db);
+  if (existing) {
+    const key = (await listApiKeys(deps.store.db, existing.id)).find((row) => row.revoked_at === null);
+    return key && deps.config.masterKey ? { workspaceId: existing.id, apiKey: decryptSecret(key.encrypted_key, deps.config.masterKey), created: false } : null;
+  }
+  const workspace = await createWorkspace(deps, { name: 'Demo workspace', is_demo: true });
+  await topUp(deps, workspace.id, { amount: DEMO_BALANCE_VND, note: 'demo balance' });
+  await connectSenderAccount(deps, workspace.id, DEMO_SENDER_ACCOUNT);
+  for (const template of DEMO_TEMPLATES) await registerTemplate(deps, workspace.id, { ...template, oa_id: DEMO_SENDER_ACCOUNT.oa_id });
+  const key = await createApiKey(deps, workspace.id, { name: 'demo', scopes: ['messages:send', 'messages:read', 'templates:read'] });
+  return { workspaceId: workspace.id, apiKey: key.key, created: true };
+}

@@ -1,0 +1,250 @@
+import { createSortableId } from '../lib/ids.ts';
+import { carrierOf, normalizePhone } from '../lib/phone.ts';
+import { formatUtcOrNull, parseDateTime, vietnamDay } from '../lib/vietnam-time.ts';
+import type { AcceptanceOutcome, AcceptanceRequest } from '../store/acceptances.ts';
+import type { MessageRow, SendMode, SenderAccountRow, TemplateRow } from '../store/schema.ts';
+import type { RequestContext } from './context.ts';
+import { ApiError, badRequest, notFound } from './errors.ts';
+import { IDEMPOTENCY_CONFLICT, runIdempotently, type IdempotencyClaim, type IdempotencyInput, type ServiceResponse } from './idempotency.ts';
+import { findTemplateDataProblem, parseTemplateParams, type TemplateParam } from './template-data.ts';
+
+const MAX_SCHEDULE_AHEAD_MS = 60 * 24 * 60 * 60 * 1000;
+
+export interface SendInput {
+  template_id: string;
+  phone: string;
+  template_data?: Record<string, string>;
+  tracking_id?: string;
+  send_at?: string;
+  mode?: 'plain' | 'hashphone';
+}
+
+export interface BatchInput {
+  template_id: string;
+  recipients: { phone?: string; template_data?: Record<string, string>; tracking_id?: string }[];
+  send_at?: string;
+  mode?: 'plain' | 'hashphone';
+}
+
+export interface RsaInput {
+  template_id: string;
+  recipients: { rsa_phone?: string; template_data?: Record<string, string>; tracking_id?: string }[];
+  send_at?: string;
+}
+
+interface Schedule {
+  dueAt: number;
+  scheduledAt: number | null;
+}
+
+interface SendTarget {
+  template: TemplateRow;
+  params: TemplateParam[];
+  account: SenderAccountRow;
+  schedule: Schedule;
+  now: number;
+}
+
+/** send_at per decisions.md: ISO 8601, Vietnam time without an offset, at most 60 days ahead, past = now. */
+function resolveSchedule(sendAt: string | undefined, now: number): Schedule {
+  if (sendAt === undefined) return { dueAt: now, scheduledAt: null };
+  const at = parseDateTime(sendAt);
+  if (at === null) throw badRequest(`send_at "${sendAt}" is not an ISO 8601 date-time`);
+  if (at > now + MAX_SCHEDULE_AHEAD_MS) throw badRequest('send_at is more than 60 days in the future');
+  return at <= now ? { dueAt: now, scheduledAt: null } : { dueAt: at, scheduledAt: at };
+}
+
+async function resolveTarget(ctx: RequestContext, templateId: string, sendAt: string | undefined): Promise<SendTarget> {
+  const { catalog, clock } = ctx.deps;
+  const template = await catalog.template(ctx.caller.workspaceId, templateId);
+  if (!template) throw notFound(`template ${templateId} not found`);
+  if (template.status !== 'ENABLE') throw badRequest(`template ${templateId} is ${template.status}; only ENABLE templates can be sent`);
+  const account = await catalog.senderAccount(ctx.caller.workspaceId, template.oa_id);
+  if (!account || account.status === 'disconnected') throw badRequest(`sender account ${template.oa_id} of template ${templateId} is not connected`);
+  const now = clock();
+  return { template, params: parseTemplateParams(template.params), account, schedule: resolveSchedule(sendAt, now), now };
+}
+
+function buildMessage(
+  ctx: RequestContext,
+  target: SendTarget,
+  recipient: { phone: string | null; rsaPhone: string | null; trackingId: string | undefined; templateData: Record<string, string> },
+  mode: SendMode,
+): MessageRow {
+  const id = createSortableId('msg', target.now);
+  return {
+    id,
+    workspace_id: ctx.caller.workspaceId,
+    api_key_id: ctx.caller.apiKeyId,
+    tracking_id: recipient.trackingId ?? id,
+    status: 'queued',
+    mode,
+    phone: recipient.phone,
+    carrier: recipient.phone === null ? null : carrierOf(recipient.phone),
+    rsa_phone: recipient.rsaPhone,
+    source: 'api',
+    template_id: target.template.template_id,
+    oa_id: target.template.oa_id,
+    template_data: JSON.stringify(recipient.templateData),
+    price: target.template.price,
+    quota_day: null,
+    provider_msg_id: null,
+    error_code: null,
+    error_message: null,
+    error_reason: null,
+    due_at: target.schedule.dueAt,
+    scheduled_at: target.schedule.scheduledAt,
+    attempts: 0,
+    lease_expires_at: null,
+    sent_at: null,
+    delivered_at: null,
+    failed_at: null,
+    created_at: target.now,
+    updated_at: target.now,
+  };
+}
+
+function rejectionError(outcome: AcceptanceOutcome): ApiError {
+  if (outcome.kind === 'insufficient_balance') {
+    return new ApiError(402, `insufficient wallet balance: ${outcome.required} VND needed, ${outcome.balance} VND available`);
+  }
+  if (outcome.kind === 'message_cap_reached') {
+    return new ApiError(402, `account message cap reached: ${outcome.used} of ${outcome.cap} messages used, ${outcome.requested} more requested`);
+  }
+  return new ApiError(500, 'unexpected acceptance outcome');
+}
+
+async function accept(ctx: RequestContext, request: AcceptanceRequest): Promise<ServiceResponse | typeof IDEMPOTENCY_CONFLICT> {
+  const outcome = await ctx.deps.acceptanceWriter.submit(request);
+  if (outcome.kind === 'accepted') return outcome.response;
+  if (outcome.kind === 'idempotency_conflict') return IDEMPOTENCY_CONFLICT;
+  throw rejectionError(outcome);
+}
+
+/** POST /messages/send: one message, charged and queued in one transaction. */
+export async function sendMessage(input: { ctx: RequestContext; body: SendInput; idempotency?: IdempotencyInput }): Promise<ServiceResponse> {
+  const { ctx, body } = input;
+  return runIdempotently(ctx, input.idempotency, async (claim: IdempotencyClaim | null) => {
+    const phone = normalizePhone(body.phone);
+    if (phone === '') throw badRequest('phone must contain a number');
+    const target = await resolveTarget(ctx, body.template_id, body.send_at);
+    const templateData = body.template_data ?? {};
+    const problem = findTemplateDataProblem(target.params, templateData);
+    if (problem) throw badRequest(`template_data: ${problem}`);
+    const message = buildMessage(ctx, target, { phone, rsaPhone: null, trackingId: body.tracking_id, templateData }, body.mode ?? target.account.default_mode);
+    return accept(ctx, {
+      workspaceId: ctx.caller.workspaceId,
+      messages: [message],
+      // A single send is not pre-checked against the daily quota (decisions.md).
+      quota: null,
+      idempotency: claim,
+      respond: () => ({
+        statusCode: 202,
+        body: { msg_id: message.id, tracking_id: message.tracking_id, status: 'queued', scheduled_at: formatUtcOrNull(message.scheduled_at) },
+      }),
+    });
+  });
+}
+
+type ResultItem = { phone?: string; msg_id?: string; tracking_id?: string; status: 'queued' | 'error'; error?: string };
+type Candidate = { message: MessageRow; result: ResultItem };
+
+/** Shared by batch and RSA: quota-limited acceptance of valid recipients, results in request order. */
+async function acceptRecipients(
+  ctx: RequestContext,
+  target: SendTarget,
+  results: ResultItem[],
+  candidates: Candidate[],
+  claim: IdempotencyClaim | null,
+): Promise<ServiceResponse | typeof IDEMPOTENCY_CONFLICT> {
+  const day = vietnamDay(target.schedule.dueAt);
+  const messages = candidates.map((candidate) => ({ ...candidate.message, quota_day: day }));
+  return accept(ctx, {
+    workspaceId: ctx.caller.workspaceId,
+    messages,
+    quota: { oaId: target.account.oa_id, day, dailyQuota: target.account.daily_quota },
+    idempotency: claim,
+    respond: (acceptedCount) => {
+      candidates.forEach((candidate, index) => {
+        if (index < acceptedCount) {
+          Object.assign(candidate.result, { msg_id: candidate.message.id, tracking_id: candidate.message.tracking_id, status: 'queued' });
+        } else {
+          Object.assign(candidate.result, {
+            status: 'error',
+            error: `daily_quota_exceeded: sender account ${target.account.oa_id} has no daily quota left for ${day} (daily quota ${target.account.daily_quota})`,
+          });
+        }
+      });
+      return {
+        statusCode: 202,
+        body: { accepted: acceptedCount, total: results.length, scheduled_at: formatUtcOrNull(target.schedule.scheduledAt), results },
+      };
+    },
+  });
+}
+
+function templateDataError(target: SendTarget, data: Record<string, string>): string | null {
+  const problem = findTemplateDataProblem(target.params, data);
+  return problem ? `invalid_template_data: ${problem}` : null;
+}
+
+/** POST /messages/batch: up to 500 recipients of one template; the wallet covers all or none. */
+export async function sendBatch(input: { ctx: RequestContext; body: BatchInput; idempotency?: IdempotencyInput }): Promise<ServiceResponse> {
+  const { ctx, body } = input;
+  return runIdempotently(ctx, input.idempotency, async (claim) => {
+    const target = await resolveTarget(ctx, body.template_id, body.send_at);
+    const mode = body.mode ?? target.account.default_mode;
+    const results: ResultItem[] = [];
+    const candidates: Candidate[] = [];
+    for (const recipient of body.recipients) {
+      const phone = normalizePhone(recipient.phone ?? '');
+      const templateData = recipient.template_data ?? {};
+      const result: ResultItem = { phone, status: 'error' };
+      if (recipient.tracking_id !== undefined) result.tracking_id = recipient.tracking_id;
+      results.push(result);
+      const error = phone === '' ? 'missing_phone: recipient has no phone number' : templateDataError(target, templateData);
+      if (error) {
+        result.error = error;
+        continue;
+      }
+      candidates.push({ result, message: buildMessage(ctx, target, { phone, rsaPhone: null, trackingId: recipient.tracking_id, templateData }, mode) });
+    }
+    return acceptRecipients(ctx, target, results, candidates, claim);
+  });
+}
+
+const BASE64_PATTERN = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+/** RSA ciphertexts are as long as the key's modulus: 1024 to 4096-bit keys. */
+const RSA_CIPHERTEXT_BYTES = new Set([128, 256, 384, 512]);
+
+function rsaPhoneError(rsaPhone: string | undefined): string | null {
+  if (rsaPhone === undefined || rsaPhone === '') return 'rsa_phone_invalid: recipient has no rsa_phone';
+  if (!BASE64_PATTERN.test(rsaPhone)) return 'rsa_phone_invalid: rsa_phone must be standard base64';
+  const bytes = Buffer.byteLength(rsaPhone, 'base64');
+  if (!RSA_CIPHERTEXT_BYTES.has(bytes)) return `rsa_phone_invalid: ${bytes} bytes is not the length of an RSA ciphertext`;
+  return null;
+}
+
+/** POST /messages/rsa: like batch, but the phone is only ever held encrypted. */
+export async function sendRsa(input: { ctx: RequestContext; body: RsaInput; idempotency?: IdempotencyInput }): Promise<ServiceResponse> {
+  const { ctx, body } = input;
+  return runIdempotently(ctx, input.idempotency, async (claim) => {
+    const target = await resolveTarget(ctx, body.template_id, body.send_at);
+    const results: ResultItem[] = [];
+    const candidates: Candidate[] = [];
+    for (const recipient of body.recipients) {
+      const templateData = recipient.template_data ?? {};
+      const result: ResultItem = { status: 'error' };
+      if (recipient.tracking_id !== undefined) result.tracking_id = recipient.tracking_id;
+      results.push(result);
+      const error = rsaPhoneError(recipient.rsa_phone) ?? templateDataError(target, templateData);
+      if (error) {
+        result.error = error;
+        continue;
+      }
+      const fields = { phone: null, rsaPhone: recipient.rsa_phone!, trackingId: recipient.tracking_id, templateData };
+      candidates.push({ result, message: buildMessage(ctx, target, fields, 'rsa') });
+    }
+    return acceptRecipients(ctx, target, results, candidates, claim);
+  });
+}

@@ -1,0 +1,229 @@
+import { sql } from 'kysely';
+import { createSortableId } from '../lib/ids.ts';
+import type { Dialect, Transaction } from './database.ts';
+import { insertRows } from './bulk-insert.ts';
+import { claimIdempotencyKeys, idempotencyKeyId } from './idempotency.ts';
+import type { IdempotencyRecordRow, LedgerRow, MessageRow } from './schema.ts';
+
+/** One request's worth of messages to accept, all or (with a daily quota) a prefix of them. */
+export interface AcceptanceRequest {
+  workspaceId: string;
+  /** Candidate rows in request order; with a quota, only the prefix that fits is accepted. */
+  messages: MessageRow[];
+  /** Reserve the sender account's daily quota for these messages (batch and RSA). */
+  quota: { oaId: string; day: string; dailyQuota: number } | null;
+  idempotency: { key: string; requestHash: string; expiresAt: number } | null;
+  /** Builds the response for the accepted prefix, stored with the idempotency key. */
+  respond(acceptedCount: number): { statusCode: number; body: unknown };
+}
+
+export type AcceptanceOutcome =
+  | { kind: 'accepted'; acceptedCount: number; response: { statusCode: number; body: unknown } }
+  | { kind: 'insufficient_balance'; required: number; balance: number }
+  | { kind: 'message_cap_reached'; requested: number; cap: number; used: number }
+  | { kind: 'idempotency_conflict' };
+
+type QuotaLedger = Map<string, number>;
+
+const quotaId = (oaId: string, day: string): string => `${oaId}\u0000${day}`;
+
+function grantFor(request: AcceptanceRequest, remainingQuota: QuotaLedger): number {
+  if (!request.quota) return request.messages.length;
+  const remaining = remainingQuota.get(quotaId(request.quota.oaId, request.quota.day)) ?? 0;
+  return Math.max(0, Math.min(request.messages.length, remaining));
+}
+
+function priceOf(messages: MessageRow[], count: number): number {
+  let total = 0;
+  for (let index = 0; index < count; index += 1) total += messages[index]?.price ?? 0;
+  return total;
+}
+
+async function lockQuotaRows(trx: Transaction, dialect: Dialect, requests: AcceptanceRequest[]): Promise<QuotaLedger> {
+  const remaining: QuotaLedger = new Map();
+  const keys = new Map<string, { oaId: string; day: string; dailyQuota: number }>();
+  for (const request of requests) if (request.quota) keys.set(quotaId(request.quota.oaId, request.quota.day), request.quota);
+  // Sorted, so concurrent transactions always lock quota rows in the same order.
+  for (const id of [...keys.keys()].sort()) {
+    const quota = keys.get(id)!;
+    await trx.insertInto('quota_reservations').values({ oa_id: quota.oaId, day: quota.day, reserved: 0 }).onConflict((c) => c.doNothing()).execute();
+    let query = trx.selectFrom('quota_reservations').select('reserved').where('oa_id', '=', quota.oaId).where('day', '=', quota.day);
+    if (dialect === 'postgres') query = query.forUpdate();
+    const row = await query.executeTakeFirstOrThrow();
+    remaining.set(id, quota.dailyQuota - row.reserved);
+  }
+  return remaining;
+}
+
+/** The single-statement charge of DESIGN.md: balance and account cap checked in the UPDATE itself. */
+async function chargeWallet(trx: Transaction, workspaceId: string, amount: number, count: number, now: number): Promise<number | undefined> {
+  const row = await trx
+    .updateTable('workspaces')
+    .set((eb) => ({ balance: eb('balance', '-', amount), messages_accepted: eb('messages_accepted', '+', count), updated_at: now }))
+    .where('id', '=', workspaceId)
+    .where('balance', '>=', amount)
+    .where((eb) => eb.or([eb('message_cap', 'is', null), eb(eb('messages_accepted', '+', count), '<=', eb.ref('message_cap'))]))
+    .returning('balance')
+    .executeTakeFirst();
+  return row?.balance;
+}
+
+async function explainRejection(trx: Transaction, workspaceId: string, amount: number, count: number): Promise<AcceptanceOutcome> {
+  const workspace = await trx
+    .selectFrom('workspaces')
+    .select(['balance', 'message_cap', 'messages_accepted'])
+    .where('id', '=', workspaceId)
+    .executeTakeFirstOrThrow();
+  if (workspace.message_cap !== null && workspace.messages_accepted + count > workspace.message_cap) {
+    return { kind: 'message_cap_reached', requested: count, cap: workspace.message_cap, used: workspace.messages_accepted };
+  }
+  return { kind: 'insufficient_balance', required: amount, balance: workspace.balance };
+}
+
+interface Charged {
+  request: AcceptanceRequest;
+  acceptedCount: number;
+  amount: number;
+  balanceAfter: number;
+}
+
+async function chargeWorkspace(
+  trx: Transaction,
+  requests: AcceptanceRequest[],
+  remainingQuota: QuotaLedger,
+  now: number,
+  outcomes: Map<AcceptanceRequest, AcceptanceOutcome>,
+): Promise<Charged[]> {
+  const workspaceId = requests[0]!.workspaceId;
+  const useQuota = (request: AcceptanceRequest, granted: number, quota: QuotaLedger): void => {
+    if (request.quota) {
+      const id = quotaId(request.quota.oaId, request.quota.day);
+      quota.set(id, (quota.get(id) ?? 0) - granted);
+    }
+  };
+  // Fast path: one UPDATE charges every request of this workspace in the group.
+  const trial: QuotaLedger = new Map(remainingQuota);
+  const planned = requests.map((request) => {
+    const acceptedCount = grantFor(request, trial);
+    useQuota(request, acceptedCount, trial);
+    return { request, acceptedCount, amount: priceOf(request.messages, acceptedCount) };
+  });
+  const totalAmount = planned.reduce((sum, item) => sum + item.amount, 0);
+  const totalCount = planned.reduce((sum, item) => sum + item.acceptedCount, 0);
+  if (totalCount === 0) return planned.map((item) => ({ ...item, balanceAfter: Number.NaN }));
+  const finalBalance = await chargeWallet(trx, workspaceId, totalAmount, totalCount, now);
+  if (finalBalance !== undefined) {
+    for (const [id, value] of trial) remainingQuota.set(id, value);
+    let balanceAfter = finalBalance + totalAmount;
+    return planned.map((item) => {
+      balanceAfter -= item.amount;
+      return { ...item, balanceAfter };
+    });
+  }
+  // Slow path: the group does not fit, so charge request by request, in arrival order.
+  const charged: Charged[] = [];
+  for (const request of requests) {
+    const acceptedCount = grantFor(request, remainingQuota);
+    const amount = priceOf(request.messages, acceptedCount);
+    const balanceAfter = acceptedCount === 0 ? Number.NaN : await chargeWallet(trx, workspaceId, amount, acceptedCount, now);
+    if (balanceAfter === undefined) {
+      outcomes.set(request, await explainRejection(trx, workspaceId, amount, acceptedCount));
+      continue;
+    }
+    useQuota(request, acceptedCount, remainingQuota);
+    charged.push({ request, acceptedCount, amount, balanceAfter });
+  }
+  return charged;
+}
+
+async function recordQuotaUse(trx: Transaction, charged: Charged[]): Promise<void> {
+  const used = new Map<string, { oaId: string; day: string; count: number }>();
+  for (const { request, acceptedCount } of charged) {
+    if (!request.quota || acceptedCount === 0) continue;
+    const id = quotaId(request.quota.oaId, request.quota.day);
+    const entry = used.get(id) ?? { oaId: request.quota.oaId, day: request.quota.day, count: 0 };
+    entry.count += acceptedCount;
+    used.set(id, entry);
+  }
+  for (const entry of used.values()) {
+    await trx
+      .updateTable('quota_reservations')
+      .set({ reserved: sql`reserved + ${entry.count}` })
+      .where('oa_id', '=', entry.oaId)
+      .where('day', '=', entry.day)
+      .execute();
+  }
+}
+
+/**
+ * Accepts a group of requests in one transaction (group commit, DESIGN.md): idempotency keys,
+ * daily quota reservations, the wallet charge with the account cap, message rows, ledger rows and
+ * idempotency records. A request that does not fit is rejected whole and changes nothing.
+ */
+export async function commitAcceptances(
+  trx: Transaction,
+  dialect: Dialect,
+  requests: AcceptanceRequest[],
+  now: number,
+): Promise<AcceptanceOutcome[]> {
+  const outcomes = new Map<AcceptanceRequest, AcceptanceOutcome>();
+  const keyed = requests.filter((request) => request.idempotency);
+  const taken = await claimIdempotencyKeys(
+    trx,
+    keyed.map((request) => ({ workspaceId: request.workspaceId, key: request.idempotency!.key })),
+    now,
+  );
+  for (const request of keyed) {
+    if (taken.has(idempotencyKeyId({ workspaceId: request.workspaceId, key: request.idempotency!.key }))) {
+      outcomes.set(request, { kind: 'idempotency_conflict' });
+    }
+  }
+  const open = requests.filter((request) => !outcomes.has(request));
+  const remainingQuota = await lockQuotaRows(trx, dialect, open);
+
+  const byWorkspace = new Map<string, AcceptanceRequest[]>();
+  for (const request of open) byWorkspace.set(request.workspaceId, [...(byWorkspace.get(request.workspaceId) ?? []), request]);
+  const charged: Charged[] = [];
+  // Sorted, so concurrent transactions always lock wallets in the same order.
+  for (const workspaceId of [...byWorkspace.keys()].sort()) {
+    charged.push(...(await chargeWorkspace(trx, byWorkspace.get(workspaceId)!, remainingQuota, now, outcomes)));
+  }
+  await recordQuotaUse(trx, charged);
+
+  const messages: MessageRow[] = [];
+  const ledger: LedgerRow[] = [];
+  const records: IdempotencyRecordRow[] = [];
+  for (const { request, acceptedCount, amount, balanceAfter } of charged) {
+    for (let index = 0; index < acceptedCount; index += 1) messages.push(request.messages[index]!);
+    if (acceptedCount > 0) {
+      ledger.push({
+        id: createSortableId('led', now),
+        workspace_id: request.workspaceId,
+        kind: 'charge',
+        amount: -amount,
+        balance_after: balanceAfter,
+        message_count: acceptedCount,
+        reference: request.messages[0]!.id,
+        note: null,
+        created_at: now,
+      });
+    }
+    const response = request.respond(acceptedCount);
+    outcomes.set(request, { kind: 'accepted', acceptedCount, response });
+    if (request.idempotency) {
+      records.push({
+        workspace_id: request.workspaceId,
+        idempotency_key: request.idempotency.key,
+        request_hash: request.idempotency.requestHash,
+        status_code: response.statusCode,
+        response_body: JSON.stringify(response.body),
+        created_at: now,
+        expires_at: request.idempotency.expiresAt,
+      });
+    }
+  }
+  await insertRows(trx, dialect, 'messages', messages);
+  await insertRows(trx, dialect, 'wallet_ledger', ledger);
+  await insertRows(trx, dialect, 'idempotency_records', records);
+  return requests.map((request) => outcomes.get(request)!);
+}

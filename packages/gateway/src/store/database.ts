@@ -1,0 +1,106 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import pg from 'pg';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { DatabaseConfig } from '../config/config.ts';
+import type { Database } from './schema.ts';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Store {
+  readonly db: Kysely<Database>;
+  readonly dialect: Dialect;
+  close(): Promise<void>;
+}
+
+/** A Kysely instance bound to one connection inside a transaction. */
+export type Transaction = Kysely<Database>;
+
+// PostgreSQL returns bigint and numeric as strings; every value we keep fits in a double.
+pg.types.setTypeParser(20, (value) => Number(value));
+pg.types.setTypeParser(1700, (value) => Number(value));
+
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely prepares every query anew on better-sqlite3; preparing costs as much as running a
+ * small statement, so keep the prepared statements by their SQL text.
+ */
+function withStatementCache(raw: BetterSqlite3.Database): SqliteDatabase {
+  const cache = new Map<string, SqliteStatement>();
+  return {
+    close: () => raw.close(),
+    prepare(sqlText: string): SqliteStatement {
+      let statement = cache.get(sqlText);
+      if (!statement) {
+        statement = raw.prepare(sqlText) as unknown as SqliteStatement;
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+        cache.set(sqlText, statement);
+      }
+      return statement;
+    },
+  };
+}
+
+function openSqlite(file: string): Store {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const raw = new BetterSqlite3(file);
+  raw.pragma('journal_mode = WAL');
+  // FULL: a commit survives power loss, so a 202 is never sent for a message that could vanish.
+  raw.pragma('synchronous = FULL');
+  raw.pragma('busy_timeout = 10000');
+  raw.pragma('foreign_keys = ON');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
+  return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+function openPostgres(url: string, poolSize: number): Store {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: 'postgres', close: () => db.destroy() };
+}
+
+export function openStore(config: DatabaseConfig): Store {
+  return config.kind === 'sqlite' ? openSqlite(config.file) : openPostgres(config.url, config.poolSize);
+}
+
+const RETRYABLE_POSTGRES_CODES = new Set(['40P01', '40001']);
+const MAX_TRANSACTION_ATTEMPTS = 5;
+
+function isRetryableConflict(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && RETRYABLE_POSTGRES_CODES.has(code);
+}
+
+/**
+ * Runs work in one transaction on one connection. SQLite takes the write lock up front
+ * (BEGIN IMMEDIATE) so two processes never deadlock upgrading a read lock; PostgreSQL retries
+ * the whole unit on a deadlock or serialisation failure, so `work` must only touch the database.
+ */
+export async function runInTransaction<T>(store: Store, work: (trx: Transaction) => Promise<T>): Promise<T> {
+  const begin = store.dialect === 'sqlite' ? sql`BEGIN IMMEDIATE` : sql`BEGIN`;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await store.db.connection().execute(async (connection) => {
+        await begin.execute(connection);
+        try {
+          const result = await work(connection);
+          await sql`COMMIT`.execute(connection);
+          return result;
+        } catch (error) {
+          await sql`ROLLBACK`.execute(connection).catch(() => undefined);
+          throw error;
+        }
+      });
+    } catch (error) {
+      if (attempt >= MAX_TRANSACTION_ATTEMPTS || !isRetryableConflict(error)) throw error;
+    }
+  }
+}
+
+/** Is this a unique-constraint violation, on either store? */
+export function isUniqueViolation(error: unknown): boolean {
+  const { code } = (error ?? {}) as { code?: unknown };
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}

@@ -1,0 +1,140 @@
+/** Row types of every table, as Kysely sees them. Times are epoch milliseconds. */
+export interface WorkspaceRow {
+  id: string;
+  name: string;
+  status: 'active' | 'suspended';
+  balance: number;
+  message_cap: number | null;
+  messages_accepted: number;
+  is_demo: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface LedgerRow {
+  id: string;
+  workspace_id: string;
+  kind: 'top_up' | 'charge' | 'refund';
+  amount: number;
+  balance_after: number;
+  message_count: number;
+  reference: string | null;
+  note: string | null;
+  created_at: number;
+}
+
+export interface ApiKeyRow {
+  id: string;
+  workspace_id: string;
+  name: string;
+  key_hash: string;
+  key_prefix: string;
+  encrypted_key: string;
+  scopes: string;
+  webhook_url: string | null;
+  rate_limit_per_second: number | null;
+  revoked_at: number | null;
+  created_at: number;
+}
+
+export interface SenderAccountRow {
+  oa_id: string;
+  workspace_id: string;
+  name: string;
+  default_mode: 'plain' | 'hashphone';
+  daily_quota: number;
+  status: 'connected' | 'disconnected' | 'relogin_required';
+  app_id: string;
+  encrypted_app_secret: string;
+  encrypted_refresh_token: string;
+  encrypted_access_token: string | null;
+  access_token_expires_at: number | null;
+  rsa_public_key: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TemplateRow {
+  template_id: string;
+  workspace_id: string;
+  oa_id: string;
+  name: string;
+  status: TemplateStatus;
+  template_type: number;
+  preview_url: string;
+  params: string;
+  price: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export const TEMPLATE_STATUSES = ['ENABLE', 'PENDING_REVIEW', 'REJECT', 'DISABLE', 'DELETE'] as const;
+export type TemplateStatus = (typeof TEMPLATE_STATUSES)[number];
+
+export const MESSAGE_STATUSES = ['queued', 'sending', 'sent', 'delivered', 'failed'] as const;
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
+export type SendMode = 'plain' | 'hashphone' | 'rsa';
+
+export interface MessageRow {
+  id: string;
+  workspace_id: string;
+  api_key_id: string;
+  tracking_id: string;
+  status: MessageStatus;
+  mode: SendMode;
+  phone: string | null;
+  carrier: string | null;
+  rsa_phone: string | null;
+  source: string;
+  template_id: string;
+  oa_id: string;
+  template_data: string;
+  price: number;
+  quota_day: string | null;
+  provider_msg_id: string | null;
+  error_code: number | null;
+  error_message: string | null;
+  error_reason: string | null;
+  due_at: number;
+  scheduled_at: number | null;
+  attempts: number;
+  lease_expires_at: number | null;
+  sent_at: number | null;
+  delivered_at: number | null;
+  failed_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface QuotaReservationRow {
+  oa_id: string;
+  day: string;
+  reserved: number;
+}
+
+export interface IdempotencyRecordRow {
+  workspace_id: string;
+  idempotency_key: string;
+  request_hash: string;
+  status_code: number;
+  response_body: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface SchemaMigrationRow {
+  version: string;
+  applied_at: number;
+}
+
+export interface Database {
+  workspaces: WorkspaceRow;
+  wallet_ledger: LedgerRow;
+  api_keys: ApiKeyRow;
+  sender_accounts: SenderAccountRow;
+  templates: TemplateRow;
+  messages: MessageRow;
+  quota_reservations: QuotaReservationRow;
+  idempotency_records: IdempotencyRecordRow;
+  schema_migrations: SchemaMigrationRow;
+}

@@ -1,0 +1,88 @@
+import type { Kysely } from 'kysely';
+import { createSortableId } from '../lib/ids.ts';
+import { runInTransaction, type Store } from './database.ts';
+import type { Database, LedgerRow, WorkspaceRow } from './schema.ts';
+
+export async function insertWorkspace(
+  db: Kysely<Database>,
+  input: { name: string; messageCap: number | null; isDemo?: boolean; now: number },
+): Promise<WorkspaceRow> {
+  const row: WorkspaceRow = {
+    id: createSortableId('ws', input.now),
+    name: input.name,
+    status: 'active',
+    balance: 0,
+    message_cap: input.messageCap,
+    messages_accepted: 0,
+    is_demo: input.isDemo ? 1 : 0,
+    created_at: input.now,
+    updated_at: input.now,
+  };
+  await db.insertInto('workspaces').values(row).execute();
+  return row;
+}
+
+export async function findWorkspace(db: Kysely<Database>, id: string): Promise<WorkspaceRow | undefined> {
+  return db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findDemoWorkspace(db: Kysely<Database>): Promise<WorkspaceRow | undefined> {
+  return db.selectFrom('workspaces').selectAll().where('is_demo', '=', 1).orderBy('id').executeTakeFirst();
+}
+
+export async function listWorkspaces(db: Kysely<Database>, page: { limit: number; offset: number }): Promise<WorkspaceRow[]> {
+  return db.selectFrom('workspaces').selectAll().orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute();
+}
+
+export async function updateWorkspace(
+  db: Kysely<Database>,
+  id: string,
+  changes: Partial<Pick<WorkspaceRow, 'status' | 'message_cap' | 'name'>>,
+  now: number,
+): Promise<WorkspaceRow | undefined> {
+  return db.updateTable('workspaces').set({ ...changes, updated_at: now }).where('id', '=', id).returningAll().executeTakeFirst();
+}
+
+/** Adds money to a wallet with its ledger entry, in one transaction. */
+export async function topUpWallet(
+  store: Store,
+  input: { workspaceId: string; amount: number; note: string | null; now: number },
+): Promise<LedgerRow | undefined> {
+  return runInTransaction(store, async (trx) => {
+    const updated = await trx
+      .updateTable('workspaces')
+      .set((eb) => ({ balance: eb('balance', '+', input.amount), updated_at: input.now }))
+      .where('id', '=', input.workspaceId)
+      .returning('balance')
+      .executeTakeFirst();
+    if (!updated) return undefined;
+    const entry: LedgerRow = {
+      id: createSortableId('led', input.now),
+      workspace_id: input.workspaceId,
+      kind: 'top_up',
+      amount: input.amount,
+      balance_after: updated.balance,
+      message_count: 0,
+      reference: null,
+      note: input.note,
+      created_at: input.now,
+    };
+    await trx.insertInto('wallet_ledger').values(entry).execute();
+    return entry;
+  });
+}
+
+export async function listLedger(
+  db: Kysely<Database>,
+  workspaceId: string,
+  page: { limit: number; offset: number },
+): Promise<LedgerRow[]> {
+  return db
+    .selectFrom('wallet_ledger')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('id', 'desc')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+}

@@ -1,0 +1,17 @@
+import type { Dependencies } from '../services/context.ts';
+import { purgeExpiredIdempotencyRecords } from '../services/idempotency.ts';
+import type { PeriodicTask } from './worker.ts';
+
+/** Housekeeping every worker runs: expired idempotency records are deleted once a minute. */
+export function maintenanceTasks(deps: Dependencies): PeriodicTask[] {
+  return [
+    {
+      name: 'purge-idempotency-records',
+      intervalMs: 60_000,
+      run: async () => {
+        const purged = await purgeExpiredIdempotencyRecords(deps);
+        if (purged > 0) deps.log.info({ purged }, 'expired idempotency records purged');
+      },
+    },
+  ];
+}
