@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { createSecretToken, createSortableId } from './ids.ts';
+
+describe('createSortableId', () => {
+  it('sorts by creation order, also within one millisecond', () => {
+    const ids = Array.from({ length: 1000 }, (_, index) => createSortableId('msg', 1_800_000_000_000 + Math.floor(index / 100)));
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('has the prefix and a fixed length', () => {
+    expect(createSortableId('msg')).toMatch(/^msg_[0-9A-HJKMNP-TV-Z]{26}$/);
+  });
+});
+
+describe('createSecretToken', () => {
+  it('is random and url-safe', () => {
+    const first = createSecretToken('tms_live_');
+    expect(first).toMatch(/^tms_live_[A-Za-z0-9_-]{43}$/);
+    expect(createSecretToken('tms_live_')).not.toBe(first);
+  });
+});
