@@ -97,7 +97,15 @@ function parseTemplateFile(file: string): Omit<RegisterTemplateInput, never> {
 
 /** Runs one `tms admin` verb against the store through the same services as /admin/v1. */
 export async function runAdminCommand(deps: AdminDependencies, argv: string[]): Promise<unknown> {
-  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    // An unknown or malformed option is a usage error, not a crash: no stack trace for the operator.
+    if ((error as { code?: unknown }).code?.toString().startsWith('ERR_PARSE_ARGS')) throw badRequest(`${(error as Error).message}\n\n${ADMIN_USAGE}`);
+    throw error;
+  }
+  const { values, positionals } = parsed;
   const [resource, verb, ...args] = positionals;
   const command = `${resource ?? ''} ${verb ?? ''}`;
   switch (command) {

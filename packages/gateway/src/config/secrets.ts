@@ -25,11 +25,12 @@ export function resolveSecrets(config: Config): ResolvedSecrets {
   const file = join(config.dataDir, 'secrets.json');
   const stored: Partial<SecretsFile> = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Partial<SecretsFile>) : {};
   const generated: string[] = [];
-  if (!stored.adminToken) {
+  // Generate only what neither the environment nor the file gives, so start-up reports it truthfully.
+  if (!config.adminToken && !stored.adminToken) {
     stored.adminToken = randomBytes(24).toString('base64url');
     generated.push('TMS_ADMIN_TOKEN');
   }
-  if (!stored.masterKey) {
+  if (!config.masterKey && !stored.masterKey) {
     stored.masterKey = randomBytes(32).toString('hex');
     generated.push('TMS_MASTER_KEY');
   }
@@ -37,8 +38,8 @@ export function resolveSecrets(config: Config): ResolvedSecrets {
   return {
     config: Object.freeze({
       ...config,
-      adminToken: config.adminToken ?? stored.adminToken,
-      masterKey: config.masterKey ?? parseMasterKey(stored.masterKey, `masterKey in ${file}`),
+      adminToken: config.adminToken ?? stored.adminToken ?? null,
+      masterKey: config.masterKey ?? parseMasterKey(stored.masterKey ?? '', `masterKey in ${file}`),
     }),
     generated,
     file,

@@ -175,6 +175,8 @@ export async function changeApiKey(
   if (changes.revoke) update.revoked_at = existing.revoked_at ?? deps.clock();
   if (changes.webhook_url !== undefined) update.webhook_url = changes.webhook_url;
   if (changes.rate_limit_per_second !== undefined) update.rate_limit_per_second = changes.rate_limit_per_second;
+  // An empty change (PATCH {}) has nothing to SET: answer with the key as it is.
+  if (Object.keys(update).length === 0) return presentApiKey(existing);
   const row = await updateApiKey(deps.store.db, id, update);
   deps.forgetCachedKeys();
   return presentApiKey(row!);

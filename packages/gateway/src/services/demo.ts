@@ -1,6 +1,6 @@
 import { decryptSecret } from '../lib/crypto.ts';
 import { listApiKeys } from '../store/api-keys.ts';
-import { findDemoWorkspace } from '../store/workspaces.ts';
+import { findDemoWorkspace, listWorkspaces } from '../store/workspaces.ts';
 import { connectSenderAccount, createApiKey, createWorkspace, registerTemplate, topUp, type RegisterTemplateInput } from './admin.ts';
 import type { Dependencies } from './context.ts';
 
@@ -64,13 +64,15 @@ export interface DemoCredentials {
   created: boolean;
 }
 
-/** Creates the demo workspace once; later calls return its (still unrevoked) key. */
+/** Creates the demo workspace once, on a store with no workspaces; later calls return its (still unrevoked) key. */
 export async function ensureDemoWorkspace(deps: Dependencies): Promise<DemoCredentials | null> {
   const existing = await findDemoWorkspace(deps.store.db);
   if (existing) {
     const key = (await listApiKeys(deps.store.db, existing.id)).find((row) => row.revoked_at === null);
     return key && deps.config.masterKey ? { workspaceId: existing.id, apiKey: decryptSecret(key.encrypted_key, deps.config.masterKey), created: false } : null;
   }
+  // Only a new data directory gets a demo: never one where the operator already made workspaces.
+  if ((await listWorkspaces(deps.store.db, { limit: 1, offset: 0 })).length > 0) return null;
   const workspace = await createWorkspace(deps, { name: 'Demo workspace', is_demo: true });
   await topUp(deps, workspace.id, { amount: DEMO_BALANCE_VND, note: 'demo balance' });
   await connectSenderAccount(deps, workspace.id, DEMO_SENDER_ACCOUNT);

@@ -131,12 +131,14 @@ export async function sendMessage(input: { ctx: RequestContext; body: SendInput;
     const templateData = body.template_data ?? {};
     const problem = findTemplateDataProblem(target.params, templateData);
     if (problem) throw badRequest(`template_data: ${problem}`);
-    const message = buildMessage(ctx, target, { phone, rsaPhone: null, trackingId: body.tracking_id, templateData }, body.mode ?? target.account.default_mode);
+    const day = vietnamDay(target.schedule.dueAt);
+    const fields = { phone, rsaPhone: null, trackingId: body.tracking_id, templateData };
+    const message = { ...buildMessage(ctx, target, fields, body.mode ?? target.account.default_mode), quota_day: day };
     return accept(ctx, {
       workspaceId: ctx.caller.workspaceId,
       messages: [message],
-      // A single send is not pre-checked against the daily quota (decisions.md).
-      quota: null,
+      // A single send counts against the daily quota but is not refused by it (decisions.md).
+      quota: { oaId: target.account.oa_id, day, dailyQuota: target.account.daily_quota, enforce: false },
       idempotency: claim,
       respond: () => ({
         statusCode: 202,
@@ -162,7 +164,7 @@ async function acceptRecipients(
   return accept(ctx, {
     workspaceId: ctx.caller.workspaceId,
     messages,
-    quota: { oaId: target.account.oa_id, day, dailyQuota: target.account.daily_quota },
+    quota: { oaId: target.account.oa_id, day, dailyQuota: target.account.daily_quota, enforce: true },
     idempotency: claim,
     respond: (acceptedCount) => {
       candidates.forEach((candidate, index) => {

@@ -21,7 +21,8 @@ export function findTemplateDataProblem(params: TemplateParam[], data: Record<st
     if (!known.has(key)) return `unknown parameter "${key}"; this template takes ${params.map((param) => param.name).join(', ') || 'no parameters'}`;
   }
   for (const param of params) {
-    const value = data[param.name];
+    // Own keys only: a param named like an Object.prototype member ("constructor") is not "given".
+    const value = Object.hasOwn(data, param.name) ? data[param.name] : undefined;
     if (value === undefined) {
       if (param.required) return `missing required parameter "${param.name}"`;
       continue;

@@ -10,8 +10,12 @@ export interface AcceptanceRequest {
   workspaceId: string;
   /** Candidate rows in request order; with a quota, only the prefix that fits is accepted. */
   messages: MessageRow[];
-  /** Reserve the sender account's daily quota for these messages (batch and RSA). */
-  quota: { oaId: string; day: string; dailyQuota: number } | null;
+  /**
+   * The sender account's daily quota for the day the messages go. Every acceptance reserves it;
+   * with `enforce` (batch and RSA) only the messages that fit are accepted, without it (single
+   * sends, decisions.md: "not pre-checked") all are, and the platform refuses what is over.
+   */
+  quota: { oaId: string; day: string; dailyQuota: number; enforce: boolean };
   idempotency: { key: string; requestHash: string; expiresAt: number } | null;
   /** Builds the response for the accepted prefix, stored with the idempotency key. */
   respond(acceptedCount: number): { statusCode: number; body: unknown };
@@ -28,7 +32,7 @@ type QuotaLedger = Map<string, number>;
 const quotaId = (oaId: string, day: string): string => `${oaId}\u0000${day}`;
 
 function grantFor(request: AcceptanceRequest, remainingQuota: QuotaLedger): number {
-  if (!request.quota) return request.messages.length;
+  if (!request.quota.enforce) return request.messages.length;
   const remaining = remainingQuota.get(quotaId(request.quota.oaId, request.quota.day)) ?? 0;
   return Math.max(0, Math.min(request.messages.length, remaining));
 }
@@ -42,7 +46,7 @@ function priceOf(messages: MessageRow[], count: number): number {
 async function lockQuotaRows(trx: Transaction, dialect: Dialect, requests: AcceptanceRequest[]): Promise<QuotaLedger> {
   const remaining: QuotaLedger = new Map();
   const keys = new Map<string, { oaId: string; day: string; dailyQuota: number }>();
-  for (const request of requests) if (request.quota) keys.set(quotaId(request.quota.oaId, request.quota.day), request.quota);
+  for (const request of requests) keys.set(quotaId(request.quota.oaId, request.quota.day), request.quota);
   // Sorted, so concurrent transactions always lock quota rows in the same order.
   for (const id of [...keys.keys()].sort()) {
     const quota = keys.get(id)!;
@@ -96,10 +100,8 @@ async function chargeWorkspace(
 ): Promise<Charged[]> {
   const workspaceId = requests[0]!.workspaceId;
   const useQuota = (request: AcceptanceRequest, granted: number, quota: QuotaLedger): void => {
-    if (request.quota) {
-      const id = quotaId(request.quota.oaId, request.quota.day);
-      quota.set(id, (quota.get(id) ?? 0) - granted);
-    }
+    const id = quotaId(request.quota.oaId, request.quota.day);
+    quota.set(id, (quota.get(id) ?? 0) - granted);
   };
   // Fast path: one UPDATE charges every request of this workspace in the group.
   const trial: QuotaLedger = new Map(remainingQuota);
@@ -139,7 +141,7 @@ async function chargeWorkspace(
 async function recordQuotaUse(trx: Transaction, charged: Charged[]): Promise<void> {
   const used = new Map<string, { oaId: string; day: string; count: number }>();
   for (const { request, acceptedCount } of charged) {
-    if (!request.quota || acceptedCount === 0) continue;
+    if (acceptedCount === 0) continue;
     const id = quotaId(request.quota.oaId, request.quota.day);
     const entry = used.get(id) ?? { oaId: request.quota.oaId, day: request.quota.day, count: 0 };
     entry.count += acceptedCount;

@@ -57,6 +57,13 @@ function openSqlite(file: string): Store {
 
 function openPostgres(url: string, poolSize: number): Store {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // A connection that PostgreSQL closes (restart, failover, pg_terminate_backend, idle timeout) is
+  // reported as an 'error' event: by the pool for an idle client, by the client itself when it is
+  // checked out between two queries. Unheard, the event is thrown and takes the whole process down.
+  // Nothing is lost by listening: a query on that client fails through its own promise (the
+  // transaction rolls back), the pool discards the client and the next query connects anew.
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }

@@ -5,9 +5,10 @@ import { ApiError } from '../../services/errors.ts';
 /**
  * JSON bodies through secure-json-parse (no prototype poisoning). An empty body counts as no
  * body, so bodiless POSTs such as cancel work whatever Content-Type the client library adds.
+ * Fastify's other built-in parser (text/plain) is removed: a non-empty body that is not JSON is 415.
  */
 export function registerJsonBody(app: FastifyInstance): void {
-  app.removeContentTypeParser('application/json');
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
@@ -16,5 +17,9 @@ export function registerJsonBody(app: FastifyInstance): void {
     } catch {
       done(new ApiError(400, 'request body is not valid JSON'), undefined);
     }
+  });
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+    if ((body as string).trim() === '') return done(null, undefined);
+    done(new ApiError(415, 'request body must be JSON (Content-Type: application/json)'), undefined);
   });
 }

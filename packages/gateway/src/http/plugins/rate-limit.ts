@@ -13,7 +13,9 @@ export class RateLimiter {
   /** Takes one token; returns 0 when allowed, else the seconds to wait before retrying. */
   take(key: string, perSecondOverride: number | null): { retryAfterSeconds: number; limit: number; remaining: number } {
     const perSecond = perSecondOverride ?? this.defaults.perSecond;
-    const burst = Math.max(this.defaults.burst, perSecondOverride ? perSecondOverride * 2 : 0);
+    // A key's own limit brings its own burst (two seconds' worth, like 50/s with burst 100), so an
+    // operator can slow a key below the default burst as well as raise it above.
+    const burst = perSecondOverride ? perSecondOverride * 2 : this.defaults.burst;
     const now = this.clock();
     const bucket = this.buckets.get(key) ?? { tokens: burst, updatedAt: now };
     bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.updatedAt) / 1000) * perSecond);
