@@ -45,6 +45,18 @@ export default tseslint.config(
   },
   ...Object.entries(layers).map(([layer, forbidden]) => forbidLayers(layer, forbidden)),
   {
+    // The simulator is an external system to the gateway (DESIGN.md): it may import nothing of ours.
+    files: ['packages/zns-sim/**/*.ts', 'packages/zns-sim/**/*.js'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{
+          group: ['**/gateway', '**/gateway/**', '**/client', '**/client/**', '@tms/gateway', '@tms/gateway/**', '@tms/client', '@tms/client/**'],
+          message: 'packages/zns-sim may not import anything from packages/gateway or packages/client (it is an external system; see DESIGN.md).',
+        }],
+      }],
+    },
+  },
+  {
     files: ['packages/gateway/src/config/**/*.ts', '**/test/**/*.ts', '**/*.test.ts', '**/bench/**/*.ts', 'vitest.config.ts', '**/bin/*.js'],
     rules: { 'no-restricted-syntax': 'off' },
   },

@@ -1,0 +1,107 @@
+/**
+ * @tms/zns-sim: a stand-alone simulator of Zalo's ZNS platform, speaking ZNS's own wire protocol over HTTP.
+ *
+ *   const sim = await startSimulator({ seed: 'seeds/demo.json', eventsUrl: 'http://127.0.0.1:3000/platform/zns/events' });
+ *   // point the gateway's OAuth and ZNS base URLs at sim.url; use sim.control in tests; await sim.close();
+ */
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { createControl, type SimulatorControl } from './control.ts';
+import { Engine } from './engine.ts';
+import { parseSeed, SeedError, type NormalizedSeed, type Seed, type SeedSettings } from './seed.ts';
+import { buildServer } from './server.ts';
+
+export type { SimulatorControl } from './control.ts';
+export type { MessageView, OaView, QuotaView, ReceivedEntry, ReceivedFilter, Stats, TemplatePatch, TemplateView } from './engine.ts';
+export type { EventAttempt, EventStats } from './events.ts';
+export { signEvent } from './events.ts';
+export type { Faults, FaultScope, OutageMode } from './faults.ts';
+export { DEFAULT_FAULTS } from './faults.ts';
+export { OAUTH_ERRORS, ZNS_MESSAGES } from './errors.ts';
+export { parseSeed, loadSeedFile, SeedError, DEFAULT_RECIPIENT_RULES, DEFAULT_SETTINGS, DEFAULT_EVENT_SETTINGS } from './seed.ts';
+export type { Seed, SeedOa, SeedTemplate, SeedParam, SeedRecipientRule, SeedSettings, SeedEventSettings, EventSettings, Settings, NormalizedSeed } from './seed.ts';
+
+/** The bundled demo seed (matches the gateway's demo workspace). */
+export const DEMO_SEED_PATH = fileURLToPath(new URL('../seeds/demo.json', import.meta.url));
+
+export interface SimulatorOptions {
+  /** A seed file path, or a seed object (same format as the file). Default: the bundled demo seed. */
+  seed?: string | Seed;
+  /** Listen port; 0 (default) picks a free one. */
+  port?: number;
+  /** Listen address; default 127.0.0.1. */
+  host?: string;
+  /** Overrides settings.events.url of the seed (null disables events). */
+  eventsUrl?: string | null;
+  /** Overrides settings.events.delay_ms of the seed. */
+  eventsDelayMs?: number;
+  /** Overrides individual settings of the seed (shallow; `events` is merged one level deeper). */
+  settings?: SeedSettings;
+  /** Clock for token expiry, quota days and sent_time (tests). Default Date.now. */
+  now?: () => number;
+}
+
+export interface RunningSimulator {
+  /** Base URL, e.g. http://127.0.0.1:40123: both the OAuth base and the business API base. */
+  url: string;
+  port: number;
+  control: SimulatorControl;
+  close(): Promise<void>;
+}
+
+async function resolveSeed(options: SimulatorOptions): Promise<NormalizedSeed> {
+  let raw: unknown;
+  const source = options.seed ?? DEMO_SEED_PATH;
+  if (typeof source === 'string') {
+    const text = await readFile(source, 'utf8');
+    try {
+      raw = JSON.parse(text);
+    } catch (err) {
+      throw new SeedError(`seed: ${source} is not valid JSON (${(err as Error).message})`);
+    }
+  } else raw = structuredClone(source);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return parseSeed(raw);
+  const seed = raw as Record<string, unknown>;
+  const settings = { ...((seed.settings as Record<string, unknown> | undefined) ?? {}) };
+  const events = { ...((settings.events as Record<string, unknown> | undefined) ?? {}) };
+  if (options.settings) {
+    const { events: ev, ...rest } = options.settings;
+    Object.assign(settings, rest);
+    if (ev) Object.assign(events, ev);
+  }
+  if (options.eventsUrl !== undefined) events.url = options.eventsUrl;
+  if (options.eventsDelayMs !== undefined) events.delay_ms = options.eventsDelayMs;
+  settings.events = events;
+  seed.settings = settings;
+  return parseSeed(seed);
+}
+
+export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
+  const seed = await resolveSeed(options);
+  const engine = await Engine.create(seed, options.now ? { now: options.now } : {});
+  const { app, abortPending } = buildServer(engine);
+  const host = options.host ?? '127.0.0.1';
+  try {
+    await app.listen({ port: options.port ?? 0, host });
+  } catch (err) {
+    await engine.close();
+    throw err;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
+  const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+  let closing: Promise<void> | null = null;
+  return {
+    url: `http://${urlHost}:${port}`,
+    port,
+    control: createControl(engine),
+    close() {
+      closing ??= (async () => {
+        abortPending();
+        await app.close();
+        await engine.close();
+      })();
+      return closing;
+    },
+  };
+}

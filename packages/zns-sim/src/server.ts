@@ -1,0 +1,245 @@
+/**
+ * The HTTP face of the simulator: one Fastify host serving the OAuth path, the ZNS business paths and the
+ * /_control API. No request logging; faults are checked with one boolean on the hot path.
+ */
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { registerControlRoutes } from './control.ts';
+import { ControlError, type Engine, type OaState, type SendKind, type SendResult } from './engine.ts';
+import { znsError } from './errors.ts';
+import { FaultError } from './faults.ts';
+
+type RouteKind = 'send' | 'business' | 'oauth';
+type FaultKind = 'http_5xx' | 'timeout' | 'unknown_error' | 'outage';
+
+interface Answer {
+  status?: number;
+  body: object;
+  send?: SendResult['meta'];
+}
+
+type Handler = (req: FastifyRequest) => Answer | Promise<Answer>;
+
+/** Body of a request whose JSON could not be parsed (answered -122 by the business routes). */
+export class InvalidJson {
+  constructor(readonly raw: string) {}
+}
+
+/** A form-urlencoded body: what the OAuth endpoint takes; the business routes answer it -122 (they take JSON). */
+export class FormBody {
+  constructor(readonly fields: Record<string, string>) {}
+}
+
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function businessBody(req: FastifyRequest): unknown {
+  const b = req.body;
+  return b instanceof InvalidJson || b instanceof FormBody ? null : b;
+}
+
+interface Pending {
+  timer: NodeJS.Timeout;
+  done: () => void;
+}
+
+export interface BuiltServer {
+  app: FastifyInstance;
+  /** Ends hung (timeout-fault) sockets and pending latency waits, so close() never waits for them. */
+  abortPending(): void;
+}
+
+export function buildServer(engine: Engine): BuiltServer {
+  const app = Fastify({ logger: false, bodyLimit: 1_048_576, forceCloseConnections: true, return503OnClosing: true });
+  const pending = new Set<Pending>();
+
+  const parseJson = (_req: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(null, new InvalidJson(text));
+    }
+  };
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJson);
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    done(null, new FormBody(Object.fromEntries(new URLSearchParams(text))));
+  });
+  app.addContentTypeParser('*', { parseAs: 'string' }, parseJson);
+
+  const sleep = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      const p: Pending = {
+        timer: setTimeout(() => {
+          pending.delete(p);
+          resolve();
+        }, ms),
+        done: resolve,
+      };
+      pending.add(p);
+    });
+
+  function inScope(kind: RouteKind): boolean {
+    const s = engine.faults.scope;
+    return s === 'all' || (s === 'business' ? kind !== 'oauth' : kind === 'send');
+  }
+
+  function log(req: FastifyRequest, path: string, a: Answer | null, status: number | null, fault: FaultKind | null, meta: SendResult['meta'] | undefined): void {
+    const b = req.body;
+    const body = b instanceof InvalidJson ? b.raw : b instanceof FormBody ? b.fields : (b ?? null);
+    engine.logReceived({
+      time: Date.now(),
+      path,
+      oa_id: meta?.oa_id ?? null,
+      tracking_id: meta?.tracking_id ?? trackingOf(req.body),
+      body,
+      response: a ? a.body : null,
+      http_status: status,
+      fault,
+    });
+  }
+
+  function answer(req: FastifyRequest, reply: FastifyReply, kind: RouteKind, path: string, a: Answer): FastifyReply {
+    if (kind === 'send') log(req, path, a, a.status ?? 200, null, a.send);
+    if (a.status !== undefined) reply.code(a.status);
+    return reply.send(a.body);
+  }
+
+  async function faulted(req: FastifyRequest, reply: FastifyReply, kind: RouteKind, path: string, handler: Handler): Promise<FastifyReply | undefined> {
+    const f = engine.faults;
+    const latency = f.latency_ms + (f.latency_jitter_ms > 0 ? Math.floor(Math.random() * (f.latency_jitter_ms + 1)) : 0);
+    if (latency > 0) await sleep(latency);
+    const now = Date.now();
+    let fault: FaultKind | null = null;
+    let effect: 'http_5xx' | 'timeout' | 'unknown_error' | null = null;
+    if (f.outage_until !== null && now < f.outage_until && (f.outage_from === null || now >= f.outage_from)) {
+      fault = 'outage';
+      effect = f.outage_mode === '5xx' ? 'http_5xx' : f.outage_mode;
+    } else {
+      const r = Math.random();
+      if (r < f.error_rate_5xx) fault = 'http_5xx';
+      else if (r < f.error_rate_5xx + f.timeout_rate) fault = 'timeout';
+      else if (r < f.error_rate_5xx + f.timeout_rate + f.unknown_error_rate) fault = 'unknown_error';
+      effect = fault as typeof effect;
+    }
+    if (fault === null || effect === null) return answer(req, reply, kind, path, await handler(req));
+    engine.countFault(fault);
+    const processed = f.after_processing ? await handler(req) : null;
+    if (effect === 'http_5xx') {
+      const status = f.error_status;
+      const title = `${status} ${STATUS_CODES[status] ?? 'Server Error'}`;
+      if (kind === 'send') log(req, path, processed, status, fault, processed?.send);
+      return reply
+        .code(status)
+        .header('content-type', 'text/html')
+        .send(`<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n<center><h1>${title}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n`);
+    }
+    if (effect === 'unknown_error') {
+      if (kind === 'send') log(req, path, processed ?? { body: znsError(-100) }, 200, fault, processed?.send);
+      return reply.send(znsError(-100));
+    }
+    // timeout: never answer; drop the connection after timeout_ms (or when the client gives up first).
+    if (kind === 'send') log(req, path, processed, null, fault, processed?.send);
+    reply.hijack();
+    const socket: Socket = req.raw.socket;
+    const p: Pending = {
+      timer: setTimeout(() => {
+        pending.delete(p);
+        socket.destroy();
+      }, f.timeout_ms),
+      done: () => socket.destroy(),
+    };
+    pending.add(p);
+    socket.once('close', () => {
+      clearTimeout(p.timer);
+      pending.delete(p);
+    });
+    return undefined;
+  }
+
+  function route(method: 'GET' | 'POST', path: string, kind: RouteKind, handler: Handler): void {
+    const counter = { n: 0 };
+    engine.routeCounters.set(`${method} ${path}`, counter);
+    app.route({
+      method,
+      url: path,
+      handler: (req, reply) => {
+        counter.n++;
+        if (!engine.faultsOn || !inScope(kind)) {
+          const a = handler(req);
+          if (a instanceof Promise) return a.then((x) => answer(req, reply, kind, path, x));
+          return answer(req, reply, kind, path, a);
+        }
+        return faulted(req, reply, kind, path, handler);
+      },
+    });
+  }
+
+  // ------------------------------------------------------------------ OAuth host
+  route('POST', '/v4/oa/access_token', 'oauth', (req) => {
+    const b = req.body;
+    return { body: engine.token(header(req, 'secret_key'), b instanceof FormBody ? b.fields : null) };
+  });
+
+  // ------------------------------------------------------------------ sends
+  const send = (kind: SendKind, dev = false): Handler => (req) => {
+    const r = engine.send(kind, header(req, 'access_token'), header(req, 'appsecret_proof'), businessBody(req), dev);
+    return { body: r.body, send: r.meta };
+  };
+  route('POST', '/message/template', 'send', send('phone'));
+  route('POST', '/message/template/hashphone', 'send', send('hash'));
+  route('POST', '/rsa/message/template', 'send', send('rsa'));
+  // REDAI's paths (reference §2.1, low confidence) as cheap aliases.
+  route('POST', '/message/template/hash_phone', 'send', send('hash'));
+  route('POST', '/message/template/rsa', 'send', send('rsa'));
+  route('POST', '/message/template/dev', 'send', send('phone', true));
+
+  // ------------------------------------------------------------------ reads
+  const authed = (fn: (oa: OaState, req: FastifyRequest) => object | Promise<object>): Handler => (req) => {
+    const oa = engine.auth(header(req, 'access_token'), header(req, 'appsecret_proof'));
+    if (!('oa_id' in oa)) return { body: oa };
+    const out = fn(oa, req);
+    return out instanceof Promise ? out.then((body) => ({ body })) : { body: out };
+  };
+  const q = (req: FastifyRequest): Record<string, string | undefined> => req.query as Record<string, string | undefined>;
+  route('GET', '/message/quota', 'business', authed((oa) => engine.quotaBody(oa)));
+  route('GET', '/template/all', 'business', authed((oa, req) => engine.templateList(oa, q(req))));
+  route('GET', '/template/info/v2', 'business', authed((oa, req) => engine.templateInfo(oa, q(req).template_id)));
+  route('GET', '/template/info', 'business', authed(() => znsError(-106)));
+  route('GET', '/message/status', 'business', authed((oa, req) => engine.messageStatus(oa, q(req).message_id, q(req).phone)));
+  route('GET', '/rsa/key/get', 'business', authed((oa) => engine.rsaKeyGet(oa)));
+  route('GET', '/rsa/key/gen', 'business', authed((oa) => engine.rsaKeyGen(oa)));
+  route('POST', '/rsa/key/gen', 'business', authed((oa) => engine.rsaKeyGen(oa)));
+
+  // ------------------------------------------------------------------ control
+  registerControlRoutes(app, engine);
+
+  app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
+    if (err instanceof ControlError) return reply.code(err.status).send({ error: err.message });
+    if (err instanceof FaultError) return reply.code(400).send({ error: err.message });
+    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+    return reply.code(status).send({ error: err.message });
+  });
+
+  return {
+    app,
+    abortPending() {
+      for (const p of pending) {
+        clearTimeout(p.timer);
+        p.done();
+      }
+      pending.clear();
+    },
+  };
+}
+
+function trackingOf(body: unknown): string | null {
+  if (typeof body !== 'object' || body === null) return null;
+  const t = (body as Record<string, unknown>).tracking_id;
+  return typeof t === 'string' ? t : typeof t === 'number' ? String(t) : null;
+}
