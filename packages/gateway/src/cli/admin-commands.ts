@@ -97,6 +97,9 @@ function parseTemplateFile(file: string): Omit<RegisterTemplateInput, never> {
 
 /** Runs one `tms admin` verb against the store through the same services as /admin/v1. */
 export async function runAdminCommand(deps: AdminDependencies, argv: string[]): Promise<unknown> {
+  // parseArgs would read "-5000" as an option; say what is really wrong with it.
+  const negative = argv.find((arg) => /^-\d/.test(arg));
+  if (negative) throw badRequest(`${negative}: amounts, caps and limits are whole numbers, 0 or more`);
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });

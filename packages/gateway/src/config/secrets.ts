@@ -1,13 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Config, parseMasterKey } from './config.ts';
+import { ConfigError, type Config, parseMasterKey } from './config.ts';
 
 export interface ResolvedSecrets {
   readonly config: Config;
   /** Which secrets were generated now, so start-up can say so. */
   readonly generated: string[];
   readonly file: string | null;
+  /** True when the admin token was read from or written to the secrets file (so start-up may print it). */
+  readonly adminTokenFromFile: boolean;
 }
 
 interface SecretsFile {
@@ -20,10 +22,10 @@ interface SecretsFile {
  * <data dir>/secrets.json with mode 0600. With DATABASE_URL both are required (config.ts).
  */
 export function resolveSecrets(config: Config): ResolvedSecrets {
-  if (config.adminToken && config.masterKey) return { config, generated: [], file: null };
+  if (config.adminToken && config.masterKey) return { config, generated: [], file: null, adminTokenFromFile: false };
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const file = join(config.dataDir, 'secrets.json');
-  const stored: Partial<SecretsFile> = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Partial<SecretsFile>) : {};
+  const stored = existsSync(file) ? readSecretsFile(file) : {};
   const generated: string[] = [];
   // Generate only what neither the environment nor the file gives, so start-up reports it truthfully.
   if (!config.adminToken && !stored.adminToken) {
@@ -43,5 +45,16 @@ export function resolveSecrets(config: Config): ResolvedSecrets {
     }),
     generated,
     file,
+    adminTokenFromFile: !config.adminToken,
   };
+}
+
+function readSecretsFile(file: string): Partial<SecretsFile> {
+  try {
+    const parsed = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Partial<SecretsFile>;
+  } catch {
+    // reported below
+  }
+  throw new ConfigError(file, 'is not a valid secrets file (JSON with adminToken and masterKey); restore it from a backup, or remove it only if nothing was ever encrypted with its masterKey');
 }

@@ -7,15 +7,16 @@ export function printStartBanner(input: {
   url: string;
   generated: string[];
   secretsFile: string | null;
+  adminTokenFromFile: boolean;
   demo: DemoCredentials | null;
 }): void {
-  const { config, url, generated, secretsFile, demo } = input;
+  const { config, url, generated, secretsFile, adminTokenFromFile, demo } = input;
   const lines = [
     '',
     `TMS gateway listening on ${url}`,
     `  store:          ${config.database.kind === 'sqlite' ? `SQLite ${config.database.file}` : 'PostgreSQL (DATABASE_URL)'}`,
     `  API reference:  ${url}/docs   (OpenAPI: ${url}/openapi.json)`,
-    `  operator token: ${secretsFile ? config.adminToken : 'from TMS_ADMIN_TOKEN'}   (Authorization: Bearer … on ${url}/admin/v1)`,
+    `  operator token: ${adminTokenFromFile ? `${config.adminToken} (from ${secretsFile})` : 'from TMS_ADMIN_TOKEN'}   (Authorization: Bearer … on ${url}/admin/v1)`,
   ];
   if (generated.length > 0) lines.push(`  generated ${generated.join(' and ')} into ${secretsFile} (mode 0600); set them in the environment to choose your own`);
   if (demo) {

@@ -18,9 +18,9 @@ const USAGE = `tms <command>
 
 Configuration comes from environment variables; see the README.`;
 
-function loadConfig(): { config: Config; generated: string[]; secretsFile: string | null } {
+function loadConfig(): { config: Config; generated: string[]; secretsFile: string | null; adminTokenFromFile: boolean } {
   const resolved = resolveSecrets(parseConfig());
-  return { config: resolved.config, generated: resolved.generated, secretsFile: resolved.file };
+  return { config: resolved.config, generated: resolved.generated, secretsFile: resolved.file, adminTokenFromFile: resolved.adminTokenFromFile };
 }
 
 function stopOnSignals(service: RunningService, log: pino.Logger): void {
@@ -42,12 +42,12 @@ function stopOnSignals(service: RunningService, log: pino.Logger): void {
 }
 
 async function serve(roles: { api: boolean; worker: boolean }, withDemo: boolean): Promise<void> {
-  const { config, generated, secretsFile } = loadConfig();
+  const { config, generated, secretsFile, adminTokenFromFile } = loadConfig();
   const runtime = await createRuntime(config);
   const demo = withDemo && config.database.kind === 'sqlite' && config.demoSeed ? await ensureDemoWorkspace(runtime.deps) : null;
   const service = await startService(runtime, roles);
   stopOnSignals(service, runtime.deps.log);
-  if (roles.api) printStartBanner({ config, url: service.url!, generated, secretsFile, demo });
+  if (roles.api) printStartBanner({ config, url: service.url!, generated, secretsFile, adminTokenFromFile, demo });
   runtime.deps.log.info({ roles, store: runtime.deps.store.dialect, migrations: runtime.appliedMigrations }, 'tms started');
 }
 

@@ -1,6 +1,6 @@
 import { decryptSecret } from '../lib/crypto.ts';
 import { listApiKeys } from '../store/api-keys.ts';
-import { findDemoWorkspace, listWorkspaces } from '../store/workspaces.ts';
+import { findDemoWorkspace, listLedger, listWorkspaces } from '../store/workspaces.ts';
 import { connectSenderAccount, createApiKey, createWorkspace, registerTemplate, topUp, type RegisterTemplateInput } from './admin.ts';
 import type { Dependencies } from './context.ts';
 
@@ -64,19 +64,32 @@ export interface DemoCredentials {
   created: boolean;
 }
 
-/** Creates the demo workspace once, on a store with no workspaces; later calls return its (still unrevoked) key. */
+/**
+ * Creates the demo workspace once, on a store with no workspaces; later calls return its
+ * (still unrevoked) key. A seeding cut short by a crash (a demo workspace that never got a key)
+ * is completed on the next start; a demo whose keys the operator revoked stays without one.
+ */
 export async function ensureDemoWorkspace(deps: Dependencies): Promise<DemoCredentials | null> {
   const existing = await findDemoWorkspace(deps.store.db);
   if (existing) {
-    const key = (await listApiKeys(deps.store.db, existing.id)).find((row) => row.revoked_at === null);
-    return key && deps.config.masterKey ? { workspaceId: existing.id, apiKey: decryptSecret(key.encrypted_key, deps.config.masterKey), created: false } : null;
+    const keys = await listApiKeys(deps.store.db, existing.id);
+    const key = keys.find((row) => row.revoked_at === null);
+    if (key && deps.config.masterKey) return { workspaceId: existing.id, apiKey: decryptSecret(key.encrypted_key, deps.config.masterKey), created: false };
+    return keys.length === 0 ? completeDemoWorkspace(deps, existing.id) : null;
   }
   // Only a new data directory gets a demo: never one where the operator already made workspaces.
   if ((await listWorkspaces(deps.store.db, { limit: 1, offset: 0 })).length > 0) return null;
   const workspace = await createWorkspace(deps, { name: 'Demo workspace', is_demo: true });
-  await topUp(deps, workspace.id, { amount: DEMO_BALANCE_VND, note: 'demo balance' });
-  await connectSenderAccount(deps, workspace.id, DEMO_SENDER_ACCOUNT);
-  for (const template of DEMO_TEMPLATES) await registerTemplate(deps, workspace.id, { ...template, oa_id: DEMO_SENDER_ACCOUNT.oa_id });
-  const key = await createApiKey(deps, workspace.id, { name: 'demo', scopes: ['messages:send', 'messages:read', 'templates:read'] });
-  return { workspaceId: workspace.id, apiKey: key.key, created: true };
+  return completeDemoWorkspace(deps, workspace.id);
+}
+
+/** Every step is safe to repeat: the balance is added once, the rest are upserts, the key comes last. */
+async function completeDemoWorkspace(deps: Dependencies, workspaceId: string): Promise<DemoCredentials> {
+  if ((await listLedger(deps.store.db, workspaceId, { limit: 1, offset: 0 })).length === 0) {
+    await topUp(deps, workspaceId, { amount: DEMO_BALANCE_VND, note: 'demo balance' });
+  }
+  await connectSenderAccount(deps, workspaceId, DEMO_SENDER_ACCOUNT);
+  for (const template of DEMO_TEMPLATES) await registerTemplate(deps, workspaceId, { ...template, oa_id: DEMO_SENDER_ACCOUNT.oa_id });
+  const key = await createApiKey(deps, workspaceId, { name: 'demo', scopes: ['messages:send', 'messages:read', 'templates:read'] });
+  return { workspaceId, apiKey: key.key, created: true };
 }

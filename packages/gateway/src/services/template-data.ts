@@ -6,8 +6,28 @@ export interface TemplateParam {
   min_length: number;
 }
 
+const PARSED_PARAMS_LIMIT = 1000;
+const parsedParams = new Map<string, TemplateParam[]>();
+const paramsByName = new WeakMap<TemplateParam[], Map<string, TemplateParam>>();
+
+/** Parses a template's stored params; memoised because every send of a template needs them. */
 export function parseTemplateParams(json: string): TemplateParam[] {
-  return JSON.parse(json) as TemplateParam[];
+  let params = parsedParams.get(json);
+  if (!params) {
+    params = JSON.parse(json) as TemplateParam[];
+    if (parsedParams.size >= PARSED_PARAMS_LIMIT) parsedParams.delete(parsedParams.keys().next().value as string);
+    parsedParams.set(json, params);
+  }
+  return params;
+}
+
+function indexByName(params: TemplateParam[]): Map<string, TemplateParam> {
+  let index = paramsByName.get(params);
+  if (!index) {
+    index = new Map(params.map((param) => [param.name, param]));
+    paramsByName.set(params, index);
+  }
+  return index;
 }
 
 /**
@@ -16,7 +36,7 @@ export function parseTemplateParams(json: string): TemplateParam[] {
  * Returns a human explanation of the first problem, or null when the data fits.
  */
 export function findTemplateDataProblem(params: TemplateParam[], data: Record<string, unknown>): string | null {
-  const known = new Map(params.map((param) => [param.name, param]));
+  const known = indexByName(params);
   for (const key of Object.keys(data)) {
     if (!known.has(key)) return `unknown parameter "${key}"; this template takes ${params.map((param) => param.name).join(', ') || 'no parameters'}`;
   }

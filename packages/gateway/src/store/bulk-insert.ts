@@ -12,21 +12,20 @@ const MAX_PARAMETERS: Record<Dialect, number> = { sqlite: 32_000, postgres: 65_0
 export async function insertRows<Row extends object>(trx: Transaction, dialect: Dialect, table: string, rows: Row[]): Promise<void> {
   const first = rows[0];
   if (!first) return;
-  const columns = Object.keys(first) as (keyof Row)[];
+  // Columns that are null in every row are left to their default (NULL): fewer values to bind.
+  const columns = (Object.keys(first) as (keyof Row)[]).filter((column) => rows.some((row) => row[column] !== null && row[column] !== undefined));
   const rowsPerStatement = Math.max(1, Math.floor(MAX_PARAMETERS[dialect] / columns.length));
+  const columnList = columns.join(',');
+  const sqliteTuple = `(${columns.map(() => '?').join(',')})`;
   for (let start = 0; start < rows.length; start += rowsPerStatement) {
     const chunk = rows.slice(start, start + rowsPerStatement);
     const parameters: unknown[] = [];
-    const tuples: string[] = [];
-    for (const row of chunk) {
-      const placeholders: string[] = [];
-      for (const column of columns) {
-        parameters.push(row[column] ?? null);
-        placeholders.push(dialect === 'sqlite' ? '?' : `$${parameters.length}`);
-      }
-      tuples.push(`(${placeholders.join(',')})`);
-    }
-    const text = `INSERT INTO ${table} (${columns.join(',')}) VALUES ${tuples.join(',')}`;
+    for (const row of chunk) for (const column of columns) parameters.push(row[column] ?? null);
+    const tuples =
+      dialect === 'sqlite'
+        ? Array<string>(chunk.length).fill(sqliteTuple)
+        : chunk.map((_row, rowIndex) => `(${columns.map((_column, columnIndex) => `$${rowIndex * columns.length + columnIndex + 1}`).join(',')})`);
+    const text = `INSERT INTO ${table} (${columnList}) VALUES ${tuples.join(',')}`;
     await trx.executeQuery(CompiledQuery.raw(text, parameters));
   }
 }

@@ -1,0 +1,177 @@
+/**
+ * GroupCommitter (src/lib/group-commit.ts): concurrent submissions share commits, each submitter
+ * gets its own outcome, limits hold, a failing group is retried item by item, drain() waits.
+ * The commit function is the test's own: an in-memory "table" written all-or-nothing per call,
+ * which records every group it was given.
+ */
+import { describe, expect, it } from 'vitest';
+import { GroupCommitter, type GroupCommitOptions } from '../../src/lib/group-commit.ts';
+
+interface Item {
+  id: number;
+  weight: number;
+  /** The commit function refuses any group holding a poisoned item. */
+  poisoned?: boolean;
+}
+
+class Ledger {
+  /** Every call of the commit function, with the ids it was given. */
+  readonly calls: number[][] = [];
+  /** Items whose group committed, in commit order. */
+  readonly committed: number[] = [];
+  /** Holds every commit until release() while set. */
+  private gate: Promise<void> | null = null;
+  private openGate: (() => void) | null = null;
+
+  hold(): void {
+    this.gate = new Promise((resolve) => {
+      this.openGate = resolve;
+    });
+  }
+
+  release(): void {
+    this.openGate?.();
+    this.gate = null;
+  }
+
+  readonly commit = async (items: Item[]): Promise<string[]> => {
+    this.calls.push(items.map((item) => item.id));
+    await new Promise((resolve) => setImmediate(resolve));
+    if (this.gate) await this.gate;
+    const poisoned = items.find((item) => item.poisoned);
+    if (poisoned) throw new Error(`item ${poisoned.id} is poisoned`);
+    // All or nothing: only a group that does not throw is written.
+    for (const item of items) this.committed.push(item.id);
+    return items.map((item) => `outcome-${item.id}`);
+  };
+}
+
+const LOOSE: GroupCommitOptions<Item> = { maxItems: 1_000, maxWeight: 1_000_000, weigh: (item) => item.weight };
+
+function items(count: number, weight = 1): Item[] {
+  return Array.from({ length: count }, (_, index) => ({ id: index, weight }));
+}
+
+/** Lets the event loop turn a few times (no clock involved). */
+async function turns(count: number): Promise<void> {
+  for (let index = 0; index < count; index += 1) await new Promise((resolve) => setImmediate(resolve));
+}
+
+describe('GroupCommitter', () => {
+  it('commits submissions made together in fewer groups than submissions, each exactly once', async () => {
+    const ledger = new Ledger();
+    const committer = new GroupCommitter(ledger.commit, LOOSE);
+    const outcomes = await Promise.all(items(100).map((item) => committer.submit(item)));
+    expect(outcomes).toEqual(items(100).map((item) => `outcome-${item.id}`));
+    expect(ledger.calls.length).toBeLessThan(100);
+    expect(ledger.calls.length).toBe(1);
+    expect([...ledger.committed].sort((a, b) => a - b)).toEqual(items(100).map((item) => item.id));
+  });
+
+  it('groups what arrives while a commit is in flight, and keeps submission order', async () => {
+    const ledger = new Ledger();
+    const committer = new GroupCommitter(ledger.commit, LOOSE);
+    ledger.hold();
+    const first = committer.submit({ id: 0, weight: 1 });
+    await turns(3);
+    expect(ledger.calls).toEqual([[0]]);
+    // These arrive one by one, in separate turns, while group [0] is still committing.
+    const later: Promise<string>[] = [];
+    for (let id = 1; id <= 30; id += 1) {
+      later.push(committer.submit({ id, weight: 1 }));
+      await turns(1);
+    }
+    ledger.release();
+    expect(await first).toBe('outcome-0');
+    expect(await Promise.all(later)).toEqual(Array.from({ length: 30 }, (_, index) => `outcome-${index + 1}`));
+    expect(ledger.calls).toEqual([[0], Array.from({ length: 30 }, (_, index) => index + 1)]);
+    expect(ledger.committed).toEqual(Array.from({ length: 31 }, (_, index) => index));
+  });
+
+  it('hands each submitter its own outcome when the commit answers out of step with arrival', async () => {
+    const committer = new GroupCommitter<Item, string>(
+      async (group) => {
+        await turns(group.length % 3);
+        return group.map((item) => `outcome-${item.id}`);
+      },
+      { ...LOOSE, maxItems: 7 },
+    );
+    const submitted = items(50).map(async (item) => {
+      await turns(item.id % 4);
+      return { id: item.id, outcome: await committer.submit(item) };
+    });
+    for (const { id, outcome } of await Promise.all(submitted)) expect(outcome).toBe(`outcome-${id}`);
+  });
+
+  it('never puts more than maxItems items in one group', async () => {
+    const ledger = new Ledger();
+    const committer = new GroupCommitter(ledger.commit, { ...LOOSE, maxItems: 10 });
+    await Promise.all(items(95).map((item) => committer.submit(item)));
+    expect(ledger.calls.every((group) => group.length <= 10)).toBe(true);
+    expect(ledger.calls.length).toBeGreaterThanOrEqual(10);
+    expect(ledger.calls.flat()).toEqual(items(95).map((item) => item.id));
+  });
+
+  it('never goes over maxWeight, except an item heavier than the limit, which goes alone', async () => {
+    const ledger = new Ledger();
+    const weights = [400, 300, 200, 1_500, 100, 600, 500, 1, 999, 2, 1_000, 700];
+    const byId = new Map(weights.map((weight, id) => [id, weight]));
+    const committer = new GroupCommitter(ledger.commit, { maxItems: 100, maxWeight: 1_000, weigh: (item: Item) => item.weight });
+    const outcomes = await Promise.all(weights.map((weight, id) => committer.submit({ id, weight })));
+    expect(outcomes).toEqual(weights.map((_, id) => `outcome-${id}`));
+    for (const group of ledger.calls) {
+      const weight = group.reduce((sum, id) => sum + byId.get(id)!, 0);
+      if (group.length > 1) expect(weight).toBeLessThanOrEqual(1_000);
+    }
+    expect(ledger.calls).toContainEqual([3]);
+    expect(ledger.calls.flat()).toEqual(weights.map((_, id) => id));
+    expect(ledger.calls.length).toBeLessThan(weights.length);
+  });
+
+  it('retries a failing group item by item: the bad item fails alone, its neighbours commit once', async () => {
+    const ledger = new Ledger();
+    const committer = new GroupCommitter(ledger.commit, LOOSE);
+    const group = items(10).map((item) => ({ ...item, poisoned: item.id === 4 }));
+    const settled = await Promise.allSettled(group.map((item) => committer.submit(item)));
+    settled.forEach((result, id) => {
+      if (id === 4) expect(result).toMatchObject({ status: 'rejected', reason: expect.objectContaining({ message: 'item 4 is poisoned' }) });
+      else expect(result).toEqual({ status: 'fulfilled', value: `outcome-${id}` });
+    });
+    expect(ledger.calls[0]).toEqual(items(10).map((item) => item.id));
+    expect(ledger.calls.slice(1)).toEqual(items(10).map((item) => [item.id]));
+    expect(ledger.committed).toEqual(items(10).map((item) => item.id).filter((id) => id !== 4));
+  });
+
+  it('keeps working after a failed group: later submissions commit normally', async () => {
+    const ledger = new Ledger();
+    const committer = new GroupCommitter(ledger.commit, LOOSE);
+    await expect(committer.submit({ id: 1, weight: 1, poisoned: true })).rejects.toThrow('item 1 is poisoned');
+    expect(await Promise.all([committer.submit({ id: 2, weight: 1 }), committer.submit({ id: 3, weight: 1 })])).toEqual(['outcome-2', 'outcome-3']);
+    expect(ledger.committed).toEqual([2, 3]);
+  });
+
+  it('drain() resolves only once everything submitted before it is committed', async () => {
+    const ledger = new Ledger();
+    const committer = new GroupCommitter(ledger.commit, { ...LOOSE, maxItems: 4 });
+    ledger.hold();
+    const outcomes = items(10).map((item) => committer.submit(item));
+    let drained = false;
+    const draining = committer.drain().then(() => {
+      drained = true;
+    });
+    await turns(20);
+    expect(drained).toBe(false);
+    expect(ledger.committed).toEqual([]);
+    ledger.release();
+    await draining;
+    expect(ledger.committed).toEqual(items(10).map((item) => item.id));
+    // Every submitter has its answer by the time drain() returns.
+    const answered = await Promise.race([Promise.all(outcomes).then(() => true), turns(1).then(() => false)]);
+    expect(answered).toBe(true);
+  });
+
+  it('drain() on an idle committer resolves at once', async () => {
+    const committer = new GroupCommitter(new Ledger().commit, LOOSE);
+    await expect(committer.drain()).resolves.toBeUndefined();
+  });
+});

@@ -1,0 +1,413 @@
+/**
+ * `tms admin`, run as a subprocess exactly as an operator runs it: the whole operator flow with
+ * --json, human output, usage errors and exit codes, and one store shared with the HTTP API.
+ * SQLite always (a temp TMS_DATA_DIR); PostgreSQL when TMS_TEST_DATABASE_URL is set.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STORE_KINDS, createTestDatabase, httpRequest, type TestDatabase } from '../harness.ts';
+import { freePort, killAllTms, runAdminJson, runTms, startTms } from './processes.ts';
+
+const FLOW_TIMEOUT_MS = 180_000;
+const STACK_FRAME = /\n\s+at /;
+
+describe.each(STORE_KINDS)('tms admin (%s)', (kind) => {
+  let database: TestDatabase;
+  let env: Record<string, string>;
+  let files: string;
+  const admin = (...args: string[]) => runAdminJson(args, env);
+  const human = (...args: string[]) => runTms(['admin', ...args], env);
+
+  // Filled in as the flow goes.
+  let shopA: any;
+  let shopB: any;
+  let key: any;
+  let spareKey: any;
+  const oaId = `oa${randomBytes(4).toString('hex')}`;
+  const templateId = `tpl${randomBytes(4).toString('hex')}`;
+  const appSecret = `cli-app-secret-${randomBytes(6).toString('hex')}`;
+  const refreshToken = `cli-refresh-token-${randomBytes(6).toString('hex')}`;
+
+  beforeAll(async () => {
+    database = await createTestDatabase(kind);
+    env = { ...database.env, TMS_LOG_LEVEL: 'silent' };
+    if (kind === 'postgres') {
+      // Several processes share one PostgreSQL database, so its secrets must come from the environment.
+      env.TMS_ADMIN_TOKEN = `admin-${randomBytes(16).toString('hex')}`;
+      env.TMS_MASTER_KEY = randomBytes(32).toString('hex');
+    }
+    files = mkdtempSync(join(tmpdir(), 'tms-cli-files-'));
+  });
+  afterAll(async () => {
+    await killAllTms();
+    await database?.drop();
+    if (files) rmSync(files, { recursive: true, force: true });
+  });
+
+  it(
+    'creates, lists, shows, suspends, resumes and caps workspaces',
+    async () => {
+      shopA = await admin('workspaces', 'create', '--name', 'Shop A', '--message-cap', '500');
+      expect(shopA).toEqual({
+        id: expect.stringMatching(/^ws_/),
+        name: 'Shop A',
+        status: 'active',
+        balance: 0,
+        message_cap: 500,
+        messages_used: 0,
+        is_demo: false,
+        created_at: expect.any(String),
+      });
+      shopB = await admin('workspaces', 'create', '--name', 'Shop B');
+      expect(shopB.message_cap).toBeNull();
+
+      const list = await admin('workspaces', 'list');
+      expect(list.count).toBe(2);
+      expect(list.workspaces.map((workspace: { id: string }) => workspace.id)).toEqual([shopB.id, shopA.id]);
+      expect(await admin('workspaces', 'show', shopA.id)).toEqual(shopA);
+
+      expect(await admin('workspaces', 'suspend', shopA.id)).toMatchObject({ id: shopA.id, status: 'suspended' });
+      expect((await admin('workspaces', 'show', shopA.id)).status).toBe('suspended');
+      expect(await admin('workspaces', 'resume', shopA.id)).toMatchObject({ id: shopA.id, status: 'active' });
+
+      expect((await admin('workspaces', 'set-cap', shopA.id, '1000')).message_cap).toBe(1000);
+      expect((await admin('workspaces', 'set-cap', shopA.id, 'none')).message_cap).toBeNull();
+      expect((await admin('workspaces', 'show', shopA.id)).message_cap).toBeNull();
+    },
+    FLOW_TIMEOUT_MS,
+  );
+
+  it(
+    'tops up the wallet and shows it with its ledger',
+    async () => {
+      const topUp = await admin('wallet', 'top-up', shopA.id, '200000', '--note', 'bank transfer 42');
+      expect(topUp).toMatchObject({ balance: 200_000, entry: { kind: 'top_up', amount: 200_000, balance_after: 200_000, note: 'bank transfer 42' } });
+      await admin('wallet', 'top-up', shopA.id, '5000');
+      const wallet = await admin('wallet', 'show', shopA.id);
+      expect(wallet).toMatchObject({ workspace_id: shopA.id, balance: 205_000, count: 2 });
+      expect(wallet.ledger.map((entry: { amount: number }) => entry.amount)).toEqual([5000, 200_000]);
+      expect((await admin('wallet', 'show', shopA.id, '--limit', '1')).ledger).toHaveLength(1);
+      expect((await admin('workspaces', 'show', shopA.id)).balance).toBe(205_000);
+    },
+    FLOW_TIMEOUT_MS,
+  );
+
+  it(
+    'creates keys (the key shown once), lists them without it, sets the webhook and revokes',
+    async () => {
+      key = await admin('keys', 'create', shopA.id, '--scopes', 'templates:read,messages:send,messages:read', '--name', 'backend', '--rate-limit', '30');
+      expect(key).toMatchObject({
+        id: expect.stringMatching(/^key_/),
+        workspace_id: shopA.id,
+        name: 'backend',
+        scopes: ['templates:read', 'messages:send', 'messages:read'],
+        rate_limit_per_second: 30,
+        webhook_url: null,
+        revoked_at: null,
+        key: expect.stringMatching(/^tms_live_/),
+      });
+      spareKey = await admin('keys', 'create', shopA.id, '--scopes', 'messages:send', '--webhook-url', 'https://hooks.example.com/spare');
+      expect(spareKey.webhook_url).toBe('https://hooks.example.com/spare');
+
+      const listed = await runTms(['admin', 'keys', 'list', shopA.id, '--json'], env);
+      expect(listed.code).toBe(0);
+      expect(listed.stdout).not.toContain(key.key);
+      expect(listed.stdout).not.toContain(spareKey.key);
+      const list = JSON.parse(listed.stdout);
+      expect(list.count).toBe(2);
+      expect(list.api_keys.map((row: { id: string }) => row.id).sort()).toEqual([key.id, spareKey.id].sort());
+      for (const row of list.api_keys) expect(row).not.toHaveProperty('key');
+
+      expect((await admin('keys', 'set-webhook', key.id, 'https://hooks.example.com/tms')).webhook_url).toBe('https://hooks.example.com/tms');
+      expect((await admin('keys', 'set-webhook', spareKey.id, 'none')).webhook_url).toBeNull();
+
+      const revoked = await admin('keys', 'revoke', spareKey.id);
+      expect(revoked).toMatchObject({ id: spareKey.id, revoked_at: expect.any(String) });
+      expect(revoked).not.toHaveProperty('key');
+      const after = await admin('keys', 'list', shopA.id);
+      expect(after.api_keys.find((row: { id: string }) => row.id === spareKey.id).revoked_at).toBe(revoked.revoked_at);
+      expect(after.api_keys.find((row: { id: string }) => row.id === key.id)).toMatchObject({ revoked_at: null, webhook_url: 'https://hooks.example.com/tms' });
+    },
+    FLOW_TIMEOUT_MS,
+  );
+
+  it(
+    'connects a sender account without ever printing its secrets, and registers templates from a file',
+    async () => {
+      const rsaFile = join(files, 'oa-public.pem');
+      const rsaKey = '-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----';
+      writeFileSync(rsaFile, `${rsaKey}\n`);
+      const connected = await runTms(
+        [
+          'admin', 'sender-accounts', 'connect', shopA.id,
+          '--oa-id', oaId, '--name', 'Shop A OA', '--daily-quota', '3000', '--app-id', 'app-77',
+          '--app-secret', appSecret, '--refresh-token', refreshToken,
+          '--default-mode', 'hashphone', '--rsa-public-key-file', rsaFile, '--json',
+        ],
+        env,
+      );
+      expect(connected.code, connected.stderr).toBe(0);
+      expect(connected.stdout).not.toContain(appSecret);
+      expect(connected.stdout).not.toContain(refreshToken);
+      expect(JSON.parse(connected.stdout)).toMatchObject({
+        oa_id: oaId,
+        workspace_id: shopA.id,
+        name: 'Shop A OA',
+        default_mode: 'hashphone',
+        daily_quota: 3000,
+        status: 'connected',
+        app_id: 'app-77',
+        rsa_public_key: rsaKey,
+      });
+      const accounts = await runTms(['admin', 'sender-accounts', 'list', shopA.id, '--json'], env);
+      expect(accounts.stdout).not.toContain(appSecret);
+      expect(accounts.stdout).not.toContain(refreshToken);
+      expect(JSON.parse(accounts.stdout)).toMatchObject({ count: 1, sender_accounts: [{ oa_id: oaId, name: 'Shop A OA' }] });
+
+      const stolen = await human('sender-accounts', 'connect', shopB.id, '--oa-id', oaId, '--name', 'B', '--daily-quota', '1', '--app-id', 'a', '--app-secret', 's', '--refresh-token', 'r');
+      expect(stolen.code).not.toBe(0);
+      expect(stolen.stderr).toContain(oaId);
+
+      const templateFile = join(files, 'template.json');
+      const template = {
+        template_id: templateId,
+        name: 'Order confirmation',
+        status: 'ENABLE',
+        template_type: 1,
+        oa_id: oaId,
+        preview_url: 'https://example.com/preview/order',
+        price: 350,
+        params: [
+          { name: 'customer_name', required: true, max_length: 30, min_length: 1 },
+          { name: 'order_code', type: 'STRING', required: true, max_length: 20, min_length: 1 },
+        ],
+      };
+      writeFileSync(templateFile, JSON.stringify(template));
+      const registered = await admin('templates', 'register', shopA.id, '--file', templateFile);
+      expect(registered).toMatchObject({ template_id: templateId, status: 'ENABLE', price: 350, oa_id: oaId, oa_name: 'Shop A OA', workspace_id: shopA.id });
+      expect(registered.params[0]).toEqual({ name: 'customer_name', type: 'STRING', required: true, max_length: 30, min_length: 1 });
+
+      writeFileSync(templateFile, JSON.stringify({ ...template, price: 400, status: 'DISABLE' }));
+      expect(await admin('templates', 'register', shopA.id, '--file', templateFile)).toMatchObject({ template_id: templateId, price: 400, status: 'DISABLE' });
+      writeFileSync(templateFile, JSON.stringify({ ...template, price: 400 }));
+      await admin('templates', 'register', shopA.id, '--file', templateFile);
+
+      const templates = await admin('templates', 'list', shopA.id);
+      expect(templates.count).toBe(1);
+      expect(templates.templates[0]).toMatchObject({ template_id: templateId, status: 'ENABLE', price: 400 });
+
+      writeFileSync(templateFile, JSON.stringify({ ...template, status: 'ON' }));
+      const badStatus = await human('templates', 'register', shopA.id, '--file', templateFile);
+      expect(badStatus.code).not.toBe(0);
+      expect(badStatus.stderr).toContain('status');
+    },
+    FLOW_TIMEOUT_MS,
+  );
+
+  it(
+    'prints readable field names and values without --json',
+    async () => {
+      const show = await human('workspaces', 'show', shopA.id);
+      expect(show.code).toBe(0);
+      expect(show.stdout).toMatch(new RegExp(`^id\\s+${shopA.id}$`, 'm'));
+      expect(show.stdout).toMatch(/^name\s+Shop A$/m);
+      expect(show.stdout).toMatch(/^status\s+active$/m);
+      expect(show.stdout).toMatch(/^balance\s+205000$/m);
+      expect(show.stdout).toMatch(/^message_cap\s+-$/m);
+      expect(() => JSON.parse(show.stdout)).toThrow();
+
+      const list = await human('workspaces', 'list');
+      const lines = list.stdout.trim().split('\n');
+      expect(lines[0]).toMatch(/^id\s+name\s+status\s+balance/);
+      expect(lines.find((line) => line.startsWith(shopA.id))).toMatch(/Shop A\s+active\s+205000/);
+      expect(lines.find((line) => line.startsWith(shopB.id))).toMatch(/Shop B\s+active\s+0/);
+
+      const wallet = await human('wallet', 'show', shopA.id);
+      expect(wallet.stdout).toContain(`workspace_id: ${shopA.id}`);
+      expect(wallet.stdout).toContain('balance: 205000');
+      expect(wallet.stdout).toMatch(/top_up\s+5000/);
+      expect(wallet.stdout).toContain('bank transfer 42');
+
+      const keys = await human('keys', 'list', shopA.id);
+      expect(keys.stdout).toMatch(/^id\s+workspace_id\s+name\s+key_prefix/m);
+      expect(keys.stdout).toContain(key.key_prefix);
+      expect(keys.stdout).not.toContain(key.key);
+
+      const templates = await human('templates', 'list', shopA.id);
+      expect(templates.stdout).toMatch(new RegExp(`${templateId}\\s+Order confirmation\\s+ENABLE`));
+
+      const empty = await human('sender-accounts', 'list', shopB.id);
+      expect(empty.code).toBe(0);
+      expect(empty.stdout).toContain('(no sender_accounts)');
+    },
+    FLOW_TIMEOUT_MS,
+  );
+
+  it(
+    'refuses bad values with a message and unknown workspaces and keys with exit code 4, changing nothing',
+    async () => {
+      // Independent refusals: run them side by side.
+      const [badScope, badWebhook, badAmount, negative, negativeAfterDashes, badCap] = await Promise.all([
+        human('keys', 'create', shopA.id, '--scopes', 'messages:send,messages:delete'),
+        human('keys', 'set-webhook', key.id, 'ftp://hooks.example.com/x'),
+        human('wallet', 'top-up', shopA.id, 'lots'),
+        human('wallet', 'top-up', shopA.id, '-5000'),
+        human('wallet', 'top-up', shopA.id, '--', '-5000'),
+        human('workspaces', 'set-cap', shopA.id, 'unlimited'),
+      ]);
+      expect(badScope.code).not.toBe(0);
+      expect(badScope.code).not.toBe(4);
+      expect(badScope.stderr).toContain('messages:delete');
+      expect(badWebhook.code).not.toBe(0);
+      expect(badWebhook.stderr).toContain('webhook_url');
+      expect(badAmount.code).not.toBe(0);
+      expect(badAmount.stderr).toContain('amount');
+      expect(negative.code).not.toBe(0);
+      expect(negative.stderr).toContain('-5000: amounts, caps and limits are whole numbers, 0 or more');
+      expect(negative.stderr).not.toMatch(STACK_FRAME);
+      expect(negativeAfterDashes.code).not.toBe(0);
+      expect(negativeAfterDashes.stderr).toContain('-5000: amounts, caps and limits are whole numbers, 0 or more');
+      expect(badCap.code).not.toBe(0);
+      expect(badCap.stderr).toContain('cap');
+
+      const unknownIds = [
+        ['workspaces', 'show', 'ws_nope'],
+        ['workspaces', 'suspend', 'ws_nope'],
+        ['workspaces', 'set-cap', 'ws_nope', '5'],
+        ['wallet', 'top-up', 'ws_nope', '100'],
+        ['wallet', 'show', 'ws_nope'],
+        ['keys', 'create', 'ws_nope', '--scopes', 'messages:send'],
+        ['keys', 'revoke', 'key_nope'],
+        ['keys', 'set-webhook', 'key_nope', 'none'],
+        ['sender-accounts', 'list', 'ws_nope'],
+        ['templates', 'list', 'ws_nope'],
+      ];
+      const results = await Promise.all(unknownIds.map((args) => human(...args)));
+      results.forEach((result, index) => {
+        const args = unknownIds[index]!;
+        expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(4);
+        expect(result.stderr).toContain(args[2]!);
+        expect(result.stderr).not.toMatch(STACK_FRAME);
+      });
+
+      // None of the refused commands changed anything.
+      expect(await admin('wallet', 'show', shopA.id)).toMatchObject({ balance: 205_000, count: 2 });
+      expect((await admin('workspaces', 'list')).count).toBe(2);
+      expect((await admin('keys', 'list', shopA.id)).count).toBe(2);
+    },
+    FLOW_TIMEOUT_MS,
+  );
+
+  it(
+    'shares one store with the HTTP API of a gateway on the same database',
+    async () => {
+      const port = await freePort();
+      const gateway = startTms(['api'], { ...env, PORT: String(port), TMS_DEMO_SEED: 'false', TMS_AUTH_CACHE_MS: '0' });
+      try {
+        await gateway.waitForOutput(/operator token: .*\n/);
+        const url = `http://127.0.0.1:${port}`;
+        expect(gateway.stdout()).toContain(`TMS gateway listening on ${url}`);
+        const operatorToken = kind === 'postgres' ? env.TMS_ADMIN_TOKEN! : JSON.parse(readFileSync(join(env.TMS_DATA_DIR!, 'secrets.json'), 'utf8')).adminToken;
+
+        // What the CLI made, the HTTP API serves.
+        const templates = await httpRequest(url, 'GET', '/api/v1/templates', { key: key.key });
+        expect(templates.status).toBe(200);
+        expect(templates.body.templates).toEqual([expect.objectContaining({ template_id: templateId, price: 400, status: 'ENABLE', oa_name: 'Shop A OA' })]);
+        expect((await httpRequest(url, 'GET', '/api/v1/templates', { key: spareKey.key })).status).toBe(401);
+        const workspace = await httpRequest(url, 'GET', `/admin/v1/workspaces/${shopA.id}`, { key: operatorToken });
+        expect(workspace.status).toBe(200);
+        expect(workspace.body).toMatchObject({ id: shopA.id, balance: 205_000 });
+
+        // What the HTTP API does, the CLI sees.
+        const sent = await httpRequest(url, 'POST', '/api/v1/messages/send', {
+          key: key.key,
+          body: { template_id: templateId, phone: '0912345678', template_data: { customer_name: 'Lê Thị B', order_code: 'DH-1' } },
+        });
+        expect(sent.status, sent.text).toBe(202);
+        const wallet = await admin('wallet', 'show', shopA.id);
+        expect(wallet.balance).toBe(205_000 - 400);
+        expect(wallet.ledger[0]).toMatchObject({ kind: 'charge', amount: -400, reference: sent.body.msg_id });
+
+        // And a change made with the CLI reaches the running gateway.
+        await admin('workspaces', 'suspend', shopA.id);
+        expect((await httpRequest(url, 'GET', '/api/v1/templates', { key: key.key })).status).toBe(403);
+        await admin('workspaces', 'resume', shopA.id);
+        expect((await httpRequest(url, 'GET', '/api/v1/templates', { key: key.key })).status).toBe(200);
+        await admin('keys', 'revoke', key.id);
+        expect((await httpRequest(url, 'GET', '/api/v1/templates', { key: key.key })).status).toBe(401);
+
+        expect(await gateway.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+      } finally {
+        await gateway.stop('SIGKILL');
+      }
+    },
+    FLOW_TIMEOUT_MS,
+  );
+});
+
+describe('tms admin usage errors', () => {
+  let dataDir: string;
+  const env = () => ({ TMS_DATA_DIR: dataDir, TMS_LOG_LEVEL: 'silent' });
+  const human = (...args: string[]) => runTms(['admin', ...args], env());
+  beforeAll(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'tms-cli-usage-'));
+  });
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it(
+    'prints the usage for no verb or --help, and refuses unknown commands with it',
+    async () => {
+      const [usage, help, unknown, unknownVerb, topLevel] = await Promise.all([
+        human(),
+        human('--help'),
+        human('frobnicate', 'things'),
+        human('workspaces', 'delete', 'ws_x'),
+        runTms(['frobnicate'], env()),
+      ]);
+      expect(usage.code).toBe(0);
+      expect(usage.stdout).toContain('keys create WORKSPACE_ID --scopes');
+      expect(help.code).toBe(0);
+      expect(help.stdout).toContain('sender-accounts connect WORKSPACE_ID --oa-id ID');
+      expect(unknown.code).not.toBe(0);
+      expect(unknown.stderr).toContain('unknown command "tms admin frobnicate things"');
+      expect(unknown.stderr).toContain('workspaces create --name NAME');
+      expect(unknown.stderr).not.toMatch(STACK_FRAME);
+      expect(unknownVerb.code).not.toBe(0);
+      expect(unknownVerb.stderr).toContain('tms admin workspaces delete');
+      expect(unknownVerb.stderr).toContain('workspaces list | show ID');
+      expect(topLevel.code).toBe(2);
+      expect(topLevel.stdout).toContain('tms <command>');
+      expect(topLevel.stdout).toContain('migrate');
+    },
+    FLOW_TIMEOUT_MS,
+  );
+
+  it(
+    'names the missing flag or the unknown option, without a stack trace',
+    async () => {
+      const cases: [string[], string][] = [
+        [['workspaces', 'create'], '--name'],
+        [['workspaces', 'create', '--name', ''], '--name'],
+        [['keys', 'create', 'ws_x'], '--scopes'],
+        [['sender-accounts', 'connect', 'ws_x', '--oa-id', 'oa-x', '--name', 'X', '--app-id', 'a', '--app-secret', 's', '--refresh-token', 'r'], '--daily-quota'],
+        [['sender-accounts', 'connect', 'ws_x', '--oa-id', 'oa-x', '--name', 'X', '--daily-quota', '5', '--app-id', 'a', '--refresh-token', 'r'], '--app-secret'],
+        [['templates', 'register', 'ws_x'], '--file'],
+        [['workspaces', 'show'], 'workspace id'],
+        [['workspaces', 'list', '--colour'], '--colour'],
+        [['workspaces', 'create', '--name'], '--name'],
+      ];
+      const results = await Promise.all(cases.map(([args]) => human(...args)));
+      results.forEach((result, index) => {
+        const [args, named] = cases[index]!;
+        expect(result.code, args.join(' ')).not.toBe(0);
+        expect(result.code, args.join(' ')).not.toBe(4);
+        expect(result.stderr, args.join(' ')).toContain(named);
+        expect(result.stderr, args.join(' ')).not.toMatch(STACK_FRAME);
+      });
+    },
+    FLOW_TIMEOUT_MS,
+  );
+});
