@@ -105,7 +105,6 @@ export interface RequestOptions {
 export interface TestResponse {
   status: number;
   headers: Headers;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
   text: string;
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, type Config, parseMasterKey } from './config.ts';
 
@@ -36,7 +36,11 @@ export function resolveSecrets(config: Config): ResolvedSecrets {
     stored.masterKey = randomBytes(32).toString('hex');
     generated.push('TMS_MASTER_KEY');
   }
-  if (generated.length > 0) writeFileSync(file, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 });
+  if (generated.length > 0) {
+    const winner = storeSecrets(file, stored, existsSync(file));
+    // Another process started at the same moment and stored its secrets first: use those.
+    if (winner !== stored) return resolveSecrets(config);
+  }
   return {
     config: Object.freeze({
       ...config,
@@ -57,4 +61,27 @@ function readSecretsFile(file: string): Partial<SecretsFile> {
     // reported below
   }
   throw new ConfigError(file, 'is not a valid secrets file (JSON with adminToken and masterKey); restore it from a backup, or remove it only if nothing was ever encrypted with its masterKey');
+}
+
+/**
+ * Writes the secrets file atomically (a temporary file, then link or rename), so a crash or a
+ * concurrent start never leaves half a file. A new file is created with link(), which fails when
+ * another process created it first; that process's secrets then win. Returns what is stored.
+ */
+function storeSecrets(file: string, secrets: Partial<SecretsFile>, replace: boolean): Partial<SecretsFile> {
+  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  writeFileSync(temporary, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+  try {
+    if (replace) {
+      renameSync(temporary, file);
+      return secrets;
+    }
+    linkSync(temporary, file);
+    return secrets;
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'EEXIST') throw error;
+    return readSecretsFile(file);
+  } finally {
+    rmSync(temporary, { force: true });
+  }
 }

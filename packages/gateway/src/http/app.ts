@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { AdminDependencies } from '../services/admin.ts';
 import type { ApiKeyAuthenticator } from '../services/authentication.ts';
 import type { Dependencies } from '../services/context.ts';
+import { registerClosing } from './plugins/closing.ts';
 import { registerErrorHandling } from './plugins/errors.ts';
 import { requireAdmin } from './plugins/guards.ts';
 import { registerJsonBody } from './plugins/json-body.ts';
@@ -48,13 +49,14 @@ export async function buildApp(parts: AppParts): Promise<App> {
     genReqId: generateRequestId,
     // Access logs cost CPU at thousands of requests per second: on only when asked (TMS_ACCESS_LOG).
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: !parts.deps.config.accessLog }),
-    return503OnClosing: true,
+    return503OnClosing: false,
     ignoreTrailingSlash: true,
   }).withTypeProvider<TypeBoxTypeProvider>() as App;
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
   registerErrorHandling(app);
   registerJsonBody(app);
   registerRequestId(app);
+  registerClosing(app);
   await registerOpenApi(app);
 
   const route: RouteDependencies = {

@@ -149,33 +149,43 @@ export async function sendMessage(input: { ctx: RequestContext; body: SendInput;
 }
 
 type ResultItem = { phone?: string; msg_id?: string; tracking_id?: string; status: 'queued' | 'error'; error?: string };
-type Candidate = { message: MessageRow; result: ResultItem };
+/** A recipient as read from the request: refused up front with an error, or a message to accept. */
+type Recipient = { echo: Pick<ResultItem, 'phone' | 'tracking_id'> } & ({ error: string } | { message: MessageRow });
 
-/** Shared by batch and RSA: quota-limited acceptance of valid recipients, results in request order. */
+function echoOf(phone: string | undefined, trackingId: string | undefined): Pick<ResultItem, 'phone' | 'tracking_id'> {
+  const echo: Pick<ResultItem, 'phone' | 'tracking_id'> = {};
+  if (phone !== undefined) echo.phone = phone;
+  if (trackingId !== undefined) echo.tracking_id = trackingId;
+  return echo;
+}
+
+/**
+ * Shared by batch and RSA: quota-limited acceptance of valid recipients, results in request order.
+ * The response is built anew on every call of respond(): a retried commit may grant less quota.
+ */
 async function acceptRecipients(
   ctx: RequestContext,
   target: SendTarget,
-  results: ResultItem[],
-  candidates: Candidate[],
+  recipients: Recipient[],
   claim: IdempotencyClaim | null,
 ): Promise<ServiceResponse | typeof IDEMPOTENCY_CONFLICT> {
   const day = vietnamDay(target.schedule.dueAt);
-  const messages = candidates.map((candidate) => ({ ...candidate.message, quota_day: day }));
+  const messages = recipients.flatMap((recipient) => ('message' in recipient ? [{ ...recipient.message, quota_day: day }] : []));
+  const quotaError = `daily_quota_exceeded: sender account ${target.account.oa_id} has no daily quota left for ${day} (daily quota ${target.account.daily_quota})`;
   return accept(ctx, {
     workspaceId: ctx.caller.workspaceId,
     messages,
     quota: { oaId: target.account.oa_id, day, dailyQuota: target.account.daily_quota, enforce: true },
     idempotency: claim,
     respond: (acceptedCount) => {
-      candidates.forEach((candidate, index) => {
-        if (index < acceptedCount) {
-          Object.assign(candidate.result, { msg_id: candidate.message.id, tracking_id: candidate.message.tracking_id, status: 'queued' });
-        } else {
-          Object.assign(candidate.result, {
-            status: 'error',
-            error: `daily_quota_exceeded: sender account ${target.account.oa_id} has no daily quota left for ${day} (daily quota ${target.account.daily_quota})`,
-          });
-        }
+      let candidateIndex = 0;
+      const results: ResultItem[] = recipients.map((recipient) => {
+        if ('error' in recipient) return { ...recipient.echo, status: 'error', error: recipient.error };
+        const queued = candidateIndex < acceptedCount;
+        candidateIndex += 1;
+        return queued
+          ? { ...recipient.echo, msg_id: recipient.message.id, tracking_id: recipient.message.tracking_id, status: 'queued' }
+          : { ...recipient.echo, status: 'error', error: quotaError };
       });
       return {
         statusCode: 202,
@@ -196,22 +206,15 @@ export async function sendBatch(input: { ctx: RequestContext; body: BatchInput; 
   return runIdempotently(ctx, input.idempotency, async (claim) => {
     const target = await resolveTarget(ctx, body.template_id, body.send_at);
     const mode = body.mode ?? target.account.default_mode;
-    const results: ResultItem[] = [];
-    const candidates: Candidate[] = [];
-    for (const recipient of body.recipients) {
+    const recipients = body.recipients.map((recipient): Recipient => {
       const phone = normalizePhone(recipient.phone ?? '');
       const templateData = recipient.template_data ?? {};
-      const result: ResultItem = { phone, status: 'error' };
-      if (recipient.tracking_id !== undefined) result.tracking_id = recipient.tracking_id;
-      results.push(result);
+      const echo = echoOf(phone, recipient.tracking_id);
       const error = phone === '' ? 'missing_phone: recipient has no phone number' : templateDataError(target, templateData);
-      if (error) {
-        result.error = error;
-        continue;
-      }
-      candidates.push({ result, message: buildMessage(ctx, target, { phone, rsaPhone: null, trackingId: recipient.tracking_id, templateData }, mode) });
-    }
-    return acceptRecipients(ctx, target, results, candidates, claim);
+      if (error) return { echo, error };
+      return { echo, message: buildMessage(ctx, target, { phone, rsaPhone: null, trackingId: recipient.tracking_id, templateData }, mode) };
+    });
+    return acceptRecipients(ctx, target, recipients, claim);
   });
 }
 
@@ -232,21 +235,14 @@ export async function sendRsa(input: { ctx: RequestContext; body: RsaInput; idem
   const { ctx, body } = input;
   return runIdempotently(ctx, input.idempotency, async (claim) => {
     const target = await resolveTarget(ctx, body.template_id, body.send_at);
-    const results: ResultItem[] = [];
-    const candidates: Candidate[] = [];
-    for (const recipient of body.recipients) {
+    const recipients = body.recipients.map((recipient): Recipient => {
       const templateData = recipient.template_data ?? {};
-      const result: ResultItem = { status: 'error' };
-      if (recipient.tracking_id !== undefined) result.tracking_id = recipient.tracking_id;
-      results.push(result);
+      const echo = echoOf(undefined, recipient.tracking_id);
       const error = rsaPhoneError(recipient.rsa_phone) ?? templateDataError(target, templateData);
-      if (error) {
-        result.error = error;
-        continue;
-      }
+      if (error) return { echo, error };
       const fields = { phone: null, rsaPhone: recipient.rsa_phone!, trackingId: recipient.tracking_id, templateData };
-      candidates.push({ result, message: buildMessage(ctx, target, fields, 'rsa') });
-    }
-    return acceptRecipients(ctx, target, results, candidates, claim);
+      return { echo, message: buildMessage(ctx, target, fields, 'rsa') };
+    });
+    return acceptRecipients(ctx, target, recipients, claim);
   });
 }

@@ -2,6 +2,7 @@
  * Configuration: parsed once from the environment; a bad value stops start-up with a message
  * naming the variable. Embedded secrets: generated into the data directory with mode 0600.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -227,6 +228,25 @@ describe('resolveSecrets', () => {
     const again = resolveSecrets(parseConfig({ TMS_DATA_DIR: dir, TMS_ADMIN_TOKEN: ADMIN_TOKEN }));
     expect(again.generated).toEqual([]);
     expect(again.config.masterKey).toEqual(resolved.config.masterKey);
+  });
+
+  it('agrees on one set of secrets when several processes start on a new directory at once', async () => {
+    const dir = tempDir();
+    const script = `import { resolveSecrets } from ${JSON.stringify(resolve('packages/gateway/src/config/secrets.ts'))};
+import { parseConfig } from ${JSON.stringify(resolve('packages/gateway/src/config/config.ts'))};
+const resolved = resolveSecrets(parseConfig({ TMS_DATA_DIR: ${JSON.stringify(dir)} }));
+console.log(JSON.stringify({ token: resolved.config.adminToken, key: resolved.config.masterKey.toString('hex') }));`;
+    const runs = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        new Promise<string>((done, fail) =>
+          execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], (error, stdout) => (error ? fail(error) : done(stdout.trim()))),
+        ),
+      ),
+    );
+    expect(new Set(runs).size).toBe(1);
+    const stored = JSON.parse(readFileSync(join(dir, 'secrets.json'), 'utf8'));
+    expect(JSON.parse(runs[0]!)).toEqual({ token: stored.adminToken, key: stored.masterKey });
+    expect(mode(join(dir, 'secrets.json'))).toBe(0o600);
   });
 
   it('says which secrets file is broken instead of crashing', () => {
