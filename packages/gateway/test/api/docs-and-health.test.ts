@@ -48,6 +48,15 @@ describe.each(STORE_KINDS)('reference and health (%s)', (kind) => {
     expect(Object.keys(document.paths['/api/v1/messages/{id}/cancel'].post.responses)).toEqual(expect.arrayContaining(['200', '404', '409']));
   });
 
+  it('documents the decisions an integrator needs, in the document and on the page', async () => {
+    const description: string = (await gateway.request('GET', '/openapi.json')).body.info.description;
+    for (const rule of ['Vietnam time', 'Idempotency-Key', 'daily_quota_exceeded', 'rsa_phone_invalid', 'Retry-After', '402', '409', 'has_more', 'MGF1 SHA-1']) {
+      expect(description, rule).toContain(rule);
+    }
+    const page = (await gateway.request('GET', '/docs')).text;
+    expect(page).toContain('<code>Idempotent-Replayed: true</code>');
+  });
+
   it('serves an HTML reference mentioning every /api/v1 path', async () => {
     const response = await gateway.request('GET', '/docs');
     expectStatus(response, 200);
