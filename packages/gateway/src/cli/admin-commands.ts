@@ -33,7 +33,7 @@ export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
   keys list WORKSPACE_ID | revoke KEY_ID
   keys set-webhook KEY_ID (URL | none)
   sender-accounts connect WORKSPACE_ID --oa-id ID --name NAME --daily-quota N --app-id ID
-              --app-secret SECRET --refresh-token TOKEN [--default-mode plain|hashphone]
+              --app-secret SECRET --refresh-token TOKEN [--oa-secret-key KEY] [--default-mode plain|hashphone]
               [--rsa-public-key-file FILE]
   sender-accounts list WORKSPACE_ID
   templates register WORKSPACE_ID --file TEMPLATE.json
@@ -54,6 +54,7 @@ const OPTIONS = {
   'app-id': { type: 'string' },
   'app-secret': { type: 'string' },
   'refresh-token': { type: 'string' },
+  'oa-secret-key': { type: 'string' },
   'default-mode': { type: 'string' },
   'rsa-public-key-file': { type: 'string' },
   file: { type: 'string' },
@@ -163,6 +164,7 @@ export async function runAdminCommand(deps: AdminDependencies, argv: string[]): 
         app_id: required(values, 'app-id'),
         app_secret: required(values, 'app-secret'),
         refresh_token: required(values, 'refresh-token'),
+        oa_secret_key: typeof values['oa-secret-key'] === 'string' ? values['oa-secret-key'] : null,
         rsa_public_key: typeof keyFile === 'string' ? readFileSync(keyFile, 'utf8').trim() : null,
       });
     }

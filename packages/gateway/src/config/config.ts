@@ -19,6 +19,8 @@ export interface Config {
   readonly accessLog: boolean;
   readonly demoSeed: boolean;
   readonly allowPrivateWebhookTargets: boolean;
+  /** The ZNS platform: OAuth host, business API host, per-request timeout. */
+  readonly zns: { readonly oauthBaseUrl: string; readonly apiBaseUrl: string; readonly timeoutMs: number };
 }
 
 export class ConfigError extends Error {
@@ -51,6 +53,17 @@ export function parseMasterKey(raw: string, name = 'TMS_MASTER_KEY'): Buffer {
   const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
   if (key.length !== 32) throw new ConfigError(name, 'must be 32 bytes, as 64 hex characters or base64');
   return key;
+}
+
+function readUrl(env: Environment, name: string, fallback: string): string {
+  const raw = env[name] || fallback;
+  try {
+    const url = new URL(raw);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http(s)');
+  } catch {
+    throw new ConfigError(name, `must be an http(s) URL, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
 }
 
 function readAdminToken(env: Environment): string | null {
@@ -98,5 +111,10 @@ export function parseConfig(env: Environment = process.env): Config {
     accessLog: readBoolean(env, 'TMS_ACCESS_LOG', false),
     demoSeed: readBoolean(env, 'TMS_DEMO_SEED', true),
     allowPrivateWebhookTargets: readBoolean(env, 'TMS_WEBHOOK_ALLOW_PRIVATE', false),
+    zns: Object.freeze({
+      oauthBaseUrl: readUrl(env, 'ZNS_OAUTH_URL', 'https://oauth.zaloapp.com'),
+      apiBaseUrl: readUrl(env, 'ZNS_API_URL', 'https://business.openapi.zalo.me'),
+      timeoutMs: readInteger(env, 'ZNS_TIMEOUT_MS', 10_000, 100, 120_000),
+    }),
   });
 }

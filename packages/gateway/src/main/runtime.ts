@@ -7,6 +7,7 @@ import { Catalog } from '../services/catalog-cache.ts';
 import type { Dependencies } from '../services/context.ts';
 import { openStore } from '../store/database.ts';
 import { migrate } from '../store/migrate.ts';
+import { ZnsClient } from '../platform/zns-client.ts';
 
 export interface Runtime {
   deps: Dependencies;
@@ -30,6 +31,7 @@ export async function createRuntime(config: Config, options: { log?: Logger; clo
     throw error;
   }
   const acceptanceWriter = createAcceptanceWriter(store, clock);
+  const platform = new ZnsClient(config.zns);
   const deps: Dependencies = {
     config,
     store,
@@ -37,6 +39,7 @@ export async function createRuntime(config: Config, options: { log?: Logger; clo
     log,
     acceptanceWriter,
     catalog: new Catalog(store, config.authCacheMs, clock),
+    platform,
     idempotencyKeysInFlight: new Set(),
   };
   const authenticator = new ApiKeyAuthenticator(store, config.authCacheMs, clock);
@@ -47,6 +50,7 @@ export async function createRuntime(config: Config, options: { log?: Logger; clo
     appliedMigrations,
     close: async () => {
       await acceptanceWriter.drain();
+      await platform.close();
       await store.close();
     },
   };

@@ -69,6 +69,8 @@ export function presentSenderAccount(row: SenderAccountRow) {
     default_mode: row.default_mode,
     daily_quota: row.daily_quota,
     status: row.status,
+    token_problem: row.token_problem,
+    has_oa_secret_key: row.encrypted_oa_secret_key !== null,
     app_id: row.app_id,
     rsa_public_key: row.rsa_public_key,
     created_at: formatUtc(row.created_at),
@@ -190,6 +192,8 @@ export interface ConnectSenderAccountInput {
   app_id: string;
   app_secret: string;
   refresh_token: string;
+  /** The OA Secret Key of the app's webhook settings: verifies the platform's event signatures. */
+  oa_secret_key?: string | null;
   rsa_public_key?: string | null;
 }
 
@@ -210,6 +214,10 @@ export async function connectSenderAccount(deps: Dependencies, workspaceId: stri
     encrypted_access_token: null,
     access_token_expires_at: null,
     rsa_public_key: input.rsa_public_key ?? null,
+    encrypted_oa_secret_key: input.oa_secret_key ? encryptSecret(input.oa_secret_key, key) : null,
+    // Connecting again is the operator's re-login: fresh credentials, no refresh in progress.
+    token_refresh_lease_until: null,
+    token_problem: null,
     created_at: now,
     updated_at: now,
   });

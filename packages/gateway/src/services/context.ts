@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
+import type { ZnsClient } from '../platform/zns-client.ts';
 import type { Store } from '../store/database.ts';
 import type { AcceptanceWriter } from './acceptance-writer.ts';
 import type { Catalog } from './catalog-cache.ts';
@@ -12,6 +13,8 @@ export interface Dependencies {
   readonly log: Logger;
   readonly acceptanceWriter: AcceptanceWriter;
   readonly catalog: Catalog;
+  /** The ZNS platform (or the simulator), over HTTP. */
+  readonly platform: ZnsClient;
   /** Idempotency keys being worked on in this process: a second request with one is 409. */
   readonly idempotencyKeysInFlight: Set<string>;
 }

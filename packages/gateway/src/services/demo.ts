@@ -16,6 +16,7 @@ export const DEMO_SENDER_ACCOUNT = {
   app_id: '2074138120372622001',
   app_secret: 'demo-app-secret-change-me',
   refresh_token: 'demo-refresh-token-0001',
+  oa_secret_key: 'demo-oa-secret-key-change-me',
 };
 
 export const DEMO_TEMPLATES: Omit<RegisterTemplateInput, 'oa_id'>[] = [

@@ -50,6 +50,9 @@ export interface SenderAccountRow {
   encrypted_access_token: string | null;
   access_token_expires_at: number | null;
   rsa_public_key: string | null;
+  encrypted_oa_secret_key: string | null;
+  token_refresh_lease_until: number | null;
+  token_problem: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -122,6 +125,30 @@ export interface IdempotencyRecordRow {
   expires_at: number;
 }
 
+export interface PlatformEventRow {
+  event_key: string;
+  event_name: string;
+  oa_id: string | null;
+  message_id: string | null;
+  received_at: number;
+}
+
+export interface WebhookDeliveryRow {
+  id: string;
+  message_id: string;
+  workspace_id: string;
+  api_key_id: string;
+  url: string;
+  body: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt_at: number;
+  lease_expires_at: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface SchemaMigrationRow {
   version: string;
   applied_at: number;
@@ -136,5 +163,7 @@ export interface Database {
   messages: MessageRow;
   quota_reservations: QuotaReservationRow;
   idempotency_records: IdempotencyRecordRow;
+  platform_events: PlatformEventRow;
+  webhook_deliveries: WebhookDeliveryRow;
   schema_migrations: SchemaMigrationRow;
 }

@@ -53,6 +53,7 @@ function senderAccountBody(overrides: Record<string, unknown> = {}) {
     app_id: 'app-4242',
     app_secret: `app-secret-${unique()}`,
     refresh_token: `refresh-token-${unique()}`,
+    oa_secret_key: `oa-secret-key-${unique()}`,
     rsa_public_key: '-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----',
     ...overrides,
   };
@@ -468,16 +469,18 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
         default_mode: 'hashphone',
         daily_quota: 2500,
         status: 'connected',
+        token_problem: null,
+        has_oa_secret_key: true,
         app_id: 'app-4242',
         rsa_public_key: body.rsa_public_key,
         created_at: expect.stringMatching(ISO_UTC),
       });
-      for (const secret of [body.app_secret, body.refresh_token]) expect(connected.text).not.toContain(secret);
+      for (const secret of [body.app_secret, body.refresh_token, body.oa_secret_key]) expect(connected.text).not.toContain(secret);
 
       const list = await gateway.admin('GET', `/workspaces/${workspace.id}/sender-accounts`);
       expect(list.status).toBe(200);
       expect(list.body).toEqual({ sender_accounts: [connected.body], count: 1 });
-      for (const secret of [body.app_secret, body.refresh_token]) expect(list.text).not.toContain(secret);
+      for (const secret of [body.app_secret, body.refresh_token, body.oa_secret_key]) expect(list.text).not.toContain(secret);
 
       const row = await gateway.runtime.deps.store.db.selectFrom('sender_accounts').selectAll().where('oa_id', '=', oaId).executeTakeFirstOrThrow();
       expect(row.encrypted_app_secret).not.toBe(body.app_secret);
@@ -486,6 +489,8 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       expect(row.encrypted_refresh_token).not.toContain(body.refresh_token);
       expect(decryptSecret(row.encrypted_app_secret, gateway.config.masterKey!)).toBe(body.app_secret);
       expect(decryptSecret(row.encrypted_refresh_token, gateway.config.masterKey!)).toBe(body.refresh_token);
+      expect(row.encrypted_oa_secret_key).not.toContain(body.oa_secret_key);
+      expect(decryptSecret(row.encrypted_oa_secret_key!, gateway.config.masterKey!)).toBe(body.oa_secret_key);
     });
 
     it('defaults the mode to plain and updates the account when the same workspace connects it again', async () => {

@@ -24,6 +24,7 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
             app_id: Type.String({ minLength: 1 }),
             app_secret: Type.String({ minLength: 1 }),
             refresh_token: Type.String({ minLength: 1 }),
+            oa_secret_key: Type.Optional(Nullable(Type.String({ minLength: 1, description: 'OA Secret Key of the webhook settings (verifies platform events)' }))),
             rsa_public_key: Type.Optional(Nullable(Type.String())),
           },
           { additionalProperties: false },
