@@ -21,6 +21,14 @@ export interface Config {
   readonly allowPrivateWebhookTargets: boolean;
   /** The ZNS platform: OAuth host, business API host, per-request timeout. */
   readonly zns: { readonly oauthBaseUrl: string; readonly apiBaseUrl: string; readonly timeoutMs: number };
+  readonly dispatch: {
+    readonly batchSize: number;
+    readonly parallelRounds: number;
+    readonly perAccountConcurrency: number;
+    readonly leaseMs: number;
+    readonly backoffBaseMs: number;
+    readonly idlePollMs: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -115,6 +123,14 @@ export function parseConfig(env: Environment = process.env): Config {
       oauthBaseUrl: readUrl(env, 'ZNS_OAUTH_URL', 'https://oauth.zaloapp.com'),
       apiBaseUrl: readUrl(env, 'ZNS_API_URL', 'https://business.openapi.zalo.me'),
       timeoutMs: readInteger(env, 'ZNS_TIMEOUT_MS', 10_000, 100, 120_000),
+    }),
+    dispatch: Object.freeze({
+      batchSize: readInteger(env, 'TMS_DISPATCH_BATCH_SIZE', 500, 1, 5000),
+      parallelRounds: readInteger(env, 'TMS_DISPATCH_PARALLEL_ROUNDS', 4, 1, 64),
+      perAccountConcurrency: readInteger(env, 'TMS_DISPATCH_ACCOUNT_CONCURRENCY', 200, 1, 5000),
+      leaseMs: readInteger(env, 'TMS_DISPATCH_LEASE_MS', 60_000, 1000, 3_600_000),
+      backoffBaseMs: readInteger(env, 'TMS_DISPATCH_BACKOFF_MS', 1000, 1, 600_000),
+      idlePollMs: readInteger(env, 'TMS_DISPATCH_POLL_MS', 250, 10, 60_000),
     }),
   });
 }

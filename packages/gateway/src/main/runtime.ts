@@ -1,6 +1,7 @@
 import pino, { type Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import { createAcceptanceWriter } from '../services/acceptance-writer.ts';
+import { AccessTokens } from '../services/platform-tokens.ts';
 import type { AdminDependencies } from '../services/admin.ts';
 import { ApiKeyAuthenticator } from '../services/authentication.ts';
 import { Catalog } from '../services/catalog-cache.ts';
@@ -13,6 +14,8 @@ export interface Runtime {
   deps: Dependencies;
   admin: AdminDependencies;
   authenticator: ApiKeyAuthenticator;
+  /** Access tokens per sender account, refreshed once at a time across processes. */
+  accessTokens: AccessTokens;
   appliedMigrations: string[];
   /** Commits what was accepted, then closes the store. */
   close(): Promise<void>;
@@ -47,6 +50,7 @@ export async function createRuntime(config: Config, options: { log?: Logger; clo
     deps,
     admin: { ...deps, forgetCachedKeys: () => authenticator.forgetAll() },
     authenticator,
+    accessTokens: new AccessTokens(deps),
     appliedMigrations,
     close: async () => {
       await acceptanceWriter.drain();

@@ -1,5 +1,7 @@
 import { buildApp } from '../http/app.ts';
 import type { App } from '../http/route-support.ts';
+import { MessageDispatcher } from '../services/dispatch.ts';
+import { DispatcherLoop } from '../workers/dispatcher.ts';
 import { maintenanceTasks } from '../workers/maintenance.ts';
 import { Worker } from '../workers/worker.ts';
 import type { Runtime } from './runtime.ts';
@@ -7,6 +9,7 @@ import type { Runtime } from './runtime.ts';
 export interface RunningService {
   app: App | null;
   worker: Worker | null;
+  dispatcher: DispatcherLoop | null;
   url: string | null;
   /** Graceful stop: no new requests, finish in-flight ones and worker tasks, commit, close. */
   stop(): Promise<void>;
@@ -22,12 +25,23 @@ export async function startService(runtime: Runtime, roles: { api: boolean; work
   }
   const worker = roles.worker ? new Worker(maintenanceTasks(runtime.deps), runtime.deps.log) : null;
   worker?.start();
+  const { dispatch } = config;
+  const dispatcher = roles.worker
+    ? new DispatcherLoop(
+        new MessageDispatcher(runtime.deps, runtime.accessTokens, { ...dispatch, maxAttempts: 5 }),
+        { parallelRounds: dispatch.parallelRounds, idlePollMs: dispatch.idlePollMs, reconcileEveryMs: Math.min(5000, dispatch.leaseMs) },
+        runtime.deps.log,
+      )
+    : null;
+  dispatcher?.start();
   return {
     app,
     worker,
+    dispatcher,
     url,
     stop: async () => {
       await app?.close();
+      await dispatcher?.stop();
       await worker?.stop();
       await runtime.close();
     },
