@@ -20,7 +20,7 @@ function forbidLayers(layer, forbidden) {
     rules: {
       'no-restricted-imports': ['error', {
         patterns: forbidden.map((other) => ({
-          group: [`**/${other}/*`, `../${other}`, `../../${other}`],
+          group: [`**/${other}/*`, `../${other}`, `../../${other}`, '!./routes/**'],
           message: `${layer}/ may not import ${other}/ (see DESIGN.md import direction).`,
         })),
       }],

@@ -24,6 +24,7 @@ import { registerListMessages } from './routes/messages/list.ts';
 import { registerSendRsa } from './routes/messages/rsa.ts';
 import { registerSendMessage } from './routes/messages/send.ts';
 import { registerListOas } from './routes/oas/list.ts';
+import { registerPlatformEvents } from './routes/platform/events.ts';
 import { registerGetQuota } from './routes/quota/get.ts';
 import { registerListTemplates } from './routes/templates/list.ts';
 
@@ -75,6 +76,7 @@ export async function buildApp(parts: AppParts): Promise<App> {
   registerListTemplates(app, route);
   registerListOas(app, route);
   registerGetQuota(app, route);
+  await registerPlatformEvents(app, route);
 
   await app.register(async (operator) => {
     const adminToken = parts.deps.config.adminToken;

@@ -49,6 +49,11 @@ async function recordSent(trx: Transaction, sent: Extract<DispatchOutcome, { kin
     SET status = 'sent', provider_msg_id = CASE id ${providerIds} END, sent_at = CASE id ${sentTimes} END,
         lease_expires_at = NULL, rsa_phone = NULL, updated_at = ${now}
     WHERE status = 'sending' AND (${claims})`.execute(trx);
+  // A delivery event can beat this record: that message is already delivered, but sent when we sent it.
+  const ids = sent.map((outcome) => outcome.message.id);
+  await sql`
+    UPDATE messages SET sent_at = CASE id ${sentTimes} END, provider_msg_id = COALESCE(provider_msg_id, CASE id ${providerIds} END)
+    WHERE status = 'delivered' AND sent_at IS NULL AND id IN (${sql.join(ids)})`.execute(trx);
 }
 
 /**

@@ -74,6 +74,19 @@ describe.each(STORE_KINDS)('dispatch to the platform (%s)', (kind) => {
     expect(received[0]!.body).toMatchObject({ phone: '84912345678', template_id: OTP_TEMPLATE, template_data: { otp: '123456' }, tracking_id: id });
   });
 
+  it('ends in delivered: the platform sends its signed event and the message takes its delivery time', async () => {
+    simulator.control.setEvents({ url: `${gateway.url}/platform/zns/events`, delay_ms: 50 });
+    try {
+      const id = await send({ phone: '0912345620' });
+      const record = await settled(id, ['delivered', 'failed']);
+      expect(record).toMatchObject({ status: 'delivered', provider_msg_id: expect.stringMatching(/^[0-9a-f]{20}$/), sent_at: expect.any(String) });
+      const platformMessage = simulator.control.message(record.provider_msg_id)!;
+      expect(Date.parse(record.delivered_at)).toBe(platformMessage.delivery_time);
+    } finally {
+      simulator.control.setEvents({ url: null });
+    }
+  });
+
   it('fails a wrong number with -108, its Vietnamese reason and a refund', async () => {
     const before = await balance();
     const id = await send({ phone: '012' });

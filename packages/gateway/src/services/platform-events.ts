@@ -1,0 +1,264 @@
+/**
+ * The platform's webhook events (DESIGN.md flow 3; reference/zns-platform.md §7).
+ *
+ * Every event is verified before anything else: X-ZEvent-Signature is "mac=" + the plain SHA-256
+ * hex (not HMAC) of app_id + raw body bytes + the body's timestamp + the OA Secret Key of the
+ * sender account named by the event. The reference is unsure whether the first term is the app_id
+ * or the oa_id, so both are accepted (a documented tolerance), and the "mac=" prefix is optional.
+ *
+ * user_received_message with a delivery_time marks our message delivered (idempotent: one
+ * platform_events row per platform msg_id) and, in the same transaction, writes the customer's
+ * delivery report (section 6 of the contract) to the webhook outbox. change_template_status syncs
+ * the template's review status. Every other valid event is answered and ignored, so the platform
+ * stops retrying it.
+ */
+import type { Logger } from 'pino';
+import { decryptSecret, safeEqual, sha256Hex } from '../lib/crypto.ts';
+import { createSortableId } from '../lib/ids.ts';
+import { formatUtc } from '../lib/vietnam-time.ts';
+import { runInTransaction } from '../store/database.ts';
+import {
+  findMessageForEvent,
+  findSenderAccountByOaId,
+  findWebhookTarget,
+  insertWebhookDelivery,
+  markMessageDelivered,
+  recordPlatformEvent,
+  setTemplateStatusFromPlatform,
+  type DeliveredMessage,
+} from '../store/platform-events.ts';
+import { TEMPLATE_STATUSES, type SenderAccountRow, type TemplateStatus } from '../store/schema.ts';
+import type { Dependencies } from './context.ts';
+import { ApiError, badRequest } from './errors.ts';
+
+export const DELIVERY_EVENT = 'user_received_message';
+export const TEMPLATE_STATUS_EVENT = 'change_template_status';
+
+export type PlatformEventOutcome =
+  /** The message became delivered (and its report was queued when its key has a webhook URL). */
+  | 'delivered'
+  /** This event was applied before. */
+  | 'duplicate'
+  /** The message is failed or already delivered: left as it is. */
+  | 'not_deliverable'
+  /** No message of ours matches the event. */
+  | 'unknown_message'
+  /** user_received_message without delivery_time: an OA chat receipt, not a ZNS delivery. */
+  | 'chat_receipt'
+  | 'template_status_changed'
+  | 'unknown_template'
+  /** An event name we do not act on, or an event missing what we would act on. */
+  | 'ignored';
+
+type JsonObject = Record<string, unknown>;
+
+function objectOf(value: unknown): JsonObject | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : undefined;
+}
+
+/** All ids and times are strings on the wire; a number is read as its decimal text (tolerance). */
+function textOf(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return undefined;
+}
+
+/** Epoch milliseconds written as a string of digits ("1602960467432"). */
+function epochMsOf(value: unknown): number | null {
+  const text = textOf(value)?.trim();
+  if (!text || !/^\d{1,16}$/.test(text)) return null;
+  const ms = Number(text);
+  return Number.isSafeInteger(ms) ? ms : null;
+}
+
+/** The OA whose secret signs the event: oa_id (template events), oaId, or sender.id (delivery events). */
+export function eventOaId(event: JsonObject): string | undefined {
+  return textOf(event.oa_id) || textOf(event.oaId) || textOf(objectOf(event.sender)?.id) || undefined;
+}
+
+/**
+ * Checks X-ZEvent-Signature: sha256_hex(first + rawBody + timestamp + secret) with first = the
+ * event's app_id or, tolerated, the oa_id. Accepts the value with or without "mac=" and in either
+ * hex case; compares in constant time against every candidate.
+ */
+export function verifyEventSignature(input: {
+  presented: string;
+  rawBody: Buffer;
+  appId: string | undefined;
+  oaId: string;
+  timestamp: string;
+  secret: string;
+}): boolean {
+  const presented = input.presented.trim().replace(/^mac=/i, '').toLowerCase();
+  const firstTerms = [...new Set([input.appId, input.oaId].filter((term): term is string => term !== undefined && term !== ''))];
+  let matched = false;
+  for (const first of firstTerms) {
+    const expected = sha256Hex(Buffer.concat([Buffer.from(first, 'utf8'), input.rawBody, Buffer.from(input.timestamp, 'utf8'), Buffer.from(input.secret, 'utf8')]));
+    // No early exit: the time taken does not tell which candidate matched.
+    matched = safeEqual(presented, expected) || matched;
+  }
+  return matched;
+}
+
+export interface PlatformEventRequest {
+  deps: Dependencies;
+  log: Logger;
+  /** The exact request bytes: the signature covers them. */
+  rawBody: Buffer;
+  /** The body parsed as JSON. */
+  event: unknown;
+  /** The X-ZEvent-Signature header, if any. */
+  signature: string | undefined;
+}
+
+const unverifiable = (message: string): ApiError => new ApiError(401, message);
+
+/**
+ * Verifies a platform event and applies it. Throws 400 for a body that is not a JSON object and
+ * 401 when the signature is missing, wrong or cannot be checked (no such sender account, or one
+ * without an OA secret key). Every verified event resolves, so the platform stops retrying it.
+ */
+export async function receivePlatformEvent(input: PlatformEventRequest): Promise<{ outcome: PlatformEventOutcome }> {
+  const { deps, log } = input;
+  const event = objectOf(input.event);
+  if (!event) throw badRequest('the event body must be a JSON object');
+  const oaId = eventOaId(event);
+  if (!oaId) throw unverifiable('the event names no sender account (sender.id or oa_id), so its signature cannot be verified');
+  const account = await findSenderAccountByOaId(deps.store.db, oaId);
+  if (!account) {
+    log.info({ oa_id: oaId }, 'platform event for a sender account that is not connected');
+    throw unverifiable(`sender account ${oaId} is not connected, so the event signature cannot be verified`);
+  }
+  if (account.encrypted_oa_secret_key === null || !deps.config.masterKey) {
+    log.warn({ oa_id: oaId }, 'platform event for a sender account without an OA secret key: connect it again with oa_secret_key');
+    throw unverifiable(`sender account ${oaId} has no OA secret key, so the event signature cannot be verified`);
+  }
+  if (input.signature === undefined || input.signature.trim() === '') throw unverifiable('missing X-ZEvent-Signature header');
+  const valid = verifyEventSignature({
+    presented: input.signature,
+    rawBody: input.rawBody,
+    appId: textOf(event.app_id),
+    oaId,
+    timestamp: textOf(event.timestamp) ?? '',
+    secret: decryptSecret(account.encrypted_oa_secret_key, deps.config.masterKey),
+  });
+  if (!valid) {
+    log.info({ oa_id: oaId }, 'platform event with a wrong signature');
+    throw unverifiable('X-ZEvent-Signature does not match the event');
+  }
+  const outcome = await applyPlatformEvent({ deps, log, account, event });
+  return { outcome };
+}
+
+/** Applies a verified event from one sender account. */
+export async function applyPlatformEvent(input: { deps: Dependencies; log: Logger; account: SenderAccountRow; event: JsonObject }): Promise<PlatformEventOutcome> {
+  const eventName = textOf(input.event.event_name) ?? '';
+  if (eventName === DELIVERY_EVENT) return applyDelivery(input);
+  if (eventName === TEMPLATE_STATUS_EVENT) return applyTemplateStatus(input);
+  input.log.debug({ event_name: eventName, oa_id: input.account.oa_id }, 'platform event ignored');
+  return 'ignored';
+}
+
+/** The delivery report of section 6, serialised once: the outbox resends these exact bytes. */
+export function deliveryReportBody(message: DeliveredMessage, deliveredAt: number, platformMsgId: string): string {
+  return JSON.stringify({
+    message_id: message.id,
+    client_req_id: message.tracking_id,
+    from: message.oa_id,
+    to: message.phone,
+    status: 'SUCCESS',
+    delivered_at: formatUtc(deliveredAt),
+    tracking_id: message.provider_msg_id ?? platformMsgId,
+  });
+}
+
+async function applyDelivery(input: { deps: Dependencies; log: Logger; account: SenderAccountRow; event: JsonObject }): Promise<PlatformEventOutcome> {
+  const { deps, log, account } = input;
+  const message = objectOf(input.event.message);
+  const deliveryTime = message?.delivery_time;
+  if (deliveryTime === undefined || deliveryTime === null || deliveryTime === '') {
+    log.debug({ oa_id: account.oa_id }, 'OA chat receipt (no delivery_time) ignored');
+    return 'chat_receipt';
+  }
+  const platformMsgId = textOf(message?.msg_id);
+  const deliveredAt = epochMsOf(deliveryTime);
+  if (!platformMsgId || deliveredAt === null) {
+    log.warn({ oa_id: account.oa_id, msg_id: platformMsgId, delivery_time: deliveryTime }, 'delivery event without a usable msg_id or delivery_time ignored');
+    return 'ignored';
+  }
+  const found = await findMessageForEvent(deps.store.db, {
+    workspaceId: account.workspace_id,
+    oaId: account.oa_id,
+    trackingId: textOf(message?.tracking_id) || null,
+    providerMsgId: platformMsgId,
+  });
+  if (!found) {
+    log.info({ oa_id: account.oa_id, msg_id: platformMsgId }, 'delivery event for a message that is not ours');
+    return 'unknown_message';
+  }
+  const now = deps.clock();
+  const outcome = await runInTransaction(deps.store, async (trx): Promise<PlatformEventOutcome> => {
+    const fresh = await recordPlatformEvent(trx, {
+      event_key: `${DELIVERY_EVENT}:${platformMsgId}`,
+      event_name: DELIVERY_EVENT,
+      oa_id: account.oa_id,
+      message_id: found.id,
+      received_at: now,
+    });
+    if (!fresh) return 'duplicate';
+    const delivered = await markMessageDelivered(trx, { id: found.id, deliveredAt, providerMsgId: platformMsgId, now });
+    if (!delivered) return 'not_deliverable';
+    const target = await findWebhookTarget(trx, delivered.api_key_id);
+    if (target && target.revoked_at === null && target.webhook_url) {
+      await insertWebhookDelivery(trx, {
+        id: createSortableId('dlv', now),
+        message_id: delivered.id,
+        workspace_id: delivered.workspace_id,
+        api_key_id: delivered.api_key_id,
+        url: target.webhook_url,
+        body: deliveryReportBody(delivered, deliveredAt, platformMsgId),
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        lease_expires_at: null,
+        last_error: null,
+        created_at: now,
+        updated_at: now,
+      });
+    }
+    return 'delivered';
+  });
+  log.debug({ oa_id: account.oa_id, msg_id: platformMsgId, message_id: found.id, outcome }, 'delivery event applied');
+  return outcome;
+}
+
+function isTemplateStatus(value: string): value is TemplateStatus {
+  return (TEMPLATE_STATUSES as readonly string[]).includes(value);
+}
+
+async function applyTemplateStatus(input: { deps: Dependencies; log: Logger; account: SenderAccountRow; event: JsonObject }): Promise<PlatformEventOutcome> {
+  const { deps, log, account, event } = input;
+  const templateId = textOf(event.template_id);
+  const newStatus = textOf(objectOf(event.status)?.new_status)?.trim().toUpperCase();
+  if (!templateId || !newStatus || !isTemplateStatus(newStatus)) {
+    log.warn({ oa_id: account.oa_id, template_id: templateId, new_status: newStatus }, 'template status event without a known template_id or status ignored');
+    return 'ignored';
+  }
+  const now = deps.clock();
+  const outcome = await runInTransaction(deps.store, async (trx): Promise<PlatformEventOutcome> => {
+    // A retried old event must not undo a newer change: each event is applied once.
+    const fresh = await recordPlatformEvent(trx, {
+      event_key: `${TEMPLATE_STATUS_EVENT}:${account.oa_id}:${templateId}:${textOf(event.timestamp) ?? ''}`,
+      event_name: TEMPLATE_STATUS_EVENT,
+      oa_id: account.oa_id,
+      message_id: null,
+      received_at: now,
+    });
+    if (!fresh) return 'duplicate';
+    const changed = await setTemplateStatusFromPlatform(trx, { workspaceId: account.workspace_id, oaId: account.oa_id, templateId, status: newStatus, now });
+    return changed ? 'template_status_changed' : 'unknown_template';
+  });
+  if (outcome === 'template_status_changed') deps.catalog.forgetTemplate(account.workspace_id, templateId);
+  log.info({ oa_id: account.oa_id, template_id: templateId, new_status: newStatus, outcome }, 'template status event');
+  return outcome;
+}
