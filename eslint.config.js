@@ -57,7 +57,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['packages/gateway/src/config/**/*.ts', '**/test/**/*.ts', '**/*.test.ts', '**/bench/**/*.ts', 'vitest.config.ts', '**/bin/*.js'],
+    files: ['packages/gateway/src/config/**/*.ts', '**/test/**/*.ts', '**/*.test.ts', '**/bench/**/*.ts', 'vitest.config.ts', '**/bin/*.js', 'scripts/*.js'],
     rules: { 'no-restricted-syntax': 'off' },
   },
   {

@@ -51,7 +51,7 @@ export async function buildApp(parts: AppParts): Promise<App> {
     // Access logs cost CPU at thousands of requests per second: on only when asked (TMS_ACCESS_LOG).
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: !parts.deps.config.accessLog }),
     return503OnClosing: false,
-    ignoreTrailingSlash: true,
+    routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<TypeBoxTypeProvider>() as App;
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
   registerErrorHandling(app);

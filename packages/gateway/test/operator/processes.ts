@@ -67,8 +67,8 @@ export interface RunningTms {
 const running = new Set<ChildProcess>();
 
 /** Starts a long-running `tms <args>` (start, api, worker). */
-export function startTms(args: string[], env: Record<string, string>): RunningTms {
-  const child = spawn(process.execPath, [TMS_BIN, ...args], { cwd: REPO_ROOT, env: childEnvironment(env), stdio: ['ignore', 'pipe', 'pipe'] });
+export function startTms(args: string[], env: Record<string, string>, script: string = TMS_BIN): RunningTms {
+  const child = spawn(process.execPath, [script, ...args], { cwd: REPO_ROOT, env: childEnvironment(env), stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let stdout = '';
   let stderr = '';
