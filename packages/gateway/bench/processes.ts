@@ -1,0 +1,140 @@
+/** The server under test runs as a child process: its own event loop, and its RSS readable from /proc. */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+
+export interface ServerProcess {
+  readonly pid: number;
+  readonly url: string;
+  /** The last lines the child wrote (stdout and stderr), for error reports. */
+  output(): string;
+  /** Peak resident set size so far (VmHWM), in MB; null where /proc is not available. */
+  peakRssMb(): number | null;
+  /** CPU seconds used so far. */
+  cpuSeconds(): number | null;
+  /** How the process ended if it ended before stop() was called, else null. */
+  endedEarly(): string | null;
+  /** SIGTERM (graceful: the gateway commits what it accepted), SIGKILL after a grace period. */
+  stop(): Promise<number | null>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** The peak RSS of a process, from VmHWM in /proc/<pid>/status. */
+export function readPeakRssMb(pid: number): number | null {
+  try {
+    const match = /^VmHWM:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+let clockTicks: number | null = null;
+
+/** CPU time (user + system) a process has used so far, in seconds; null where /proc is not available. */
+export function readCpuSeconds(pid: number): number | null {
+  try {
+    clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+  } catch {
+    return null;
+  }
+}
+
+const OUTPUT_KEEP_CHARS = 16_000;
+
+/** The parent's environment without anything that configures a gateway (DATABASE_URL, TMS_*). */
+export function neutralEnvironment(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value === undefined || name === 'DATABASE_URL' || name.startsWith('TMS_') || name === 'NODE_OPTIONS') continue;
+    env[name] = value;
+  }
+  return env;
+}
+
+async function waitUntilReady(url: string, child: ChildProcess, output: () => string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`server exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${output()}`);
+    }
+    try {
+      const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+  }
+  throw new Error(`server not ready on ${url} after ${timeoutMs} ms:\n${output()}`);
+}
+
+/** Starts `node <nodeArgs> <script> <args>` with the given environment and waits for GET /healthz. */
+export async function startServer(input: {
+  cwd: string;
+  script: string;
+  args?: string[];
+  nodeArgs?: string[];
+  env: Record<string, string>;
+  port: number;
+}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...(input.nodeArgs ?? []), input.script, ...(input.args ?? [])], {
+    cwd: input.cwd,
+    env: { ...input.env, PORT: String(input.port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let captured = '';
+  const keep = (chunk: Buffer) => {
+    captured = (captured + chunk.toString('utf8')).slice(-OUTPUT_KEEP_CHARS);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  let stopping = false;
+  let early: string | null = null;
+  const exited = new Promise<number | null>((resolveExit) =>
+    child.once('exit', (code, signal) => {
+      if (!stopping) early = `exited with ${code ?? signal} at ${new Date().toISOString()}`;
+      resolveExit(code);
+    }),
+  );
+  const url = `http://127.0.0.1:${input.port}`;
+  const output = () => captured;
+  try {
+    await waitUntilReady(url, child, output, 30_000);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  return {
+    pid: child.pid!,
+    url,
+    output,
+    peakRssMb: () => readPeakRssMb(child.pid!),
+    cpuSeconds: () => readCpuSeconds(child.pid!),
+    endedEarly: () => early,
+    stop: async () => {
+      stopping = true;
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      const code = await exited;
+      clearTimeout(killer);
+      return code;
+    },
+  };
+}

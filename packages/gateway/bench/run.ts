@@ -1,0 +1,331 @@
+/**
+ * `npm run bench`: the acceptance path's throughput, on this machine, in one run.
+ *
+ *   1. ceiling: a bare Fastify app validating the same body as /messages/send, answering 202;
+ *   2. single sends from one workspace, 50 connections, on SQLite and on PostgreSQL;
+ *   3. batches of 500 recipients, fewer connections, on SQLite and on PostgreSQL.
+ *
+ * The ceiling is measured right before the single sends of each store, and each store's
+ * "% of ceiling" is against its own ceiling: on a shared machine the two run under the same load.
+ *
+ * Every server under test is a child process, started afresh per scenario (so its peak RSS is the
+ * scenario's own) on a fresh database. Every answer is checked, and afterwards every msg_id that
+ * was answered with a 202 must be in the database. PostgreSQL is skipped, with a note, when
+ * TMS_BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) is unreachable.
+ *
+ * Settings (environment): TMS_BENCH_SECONDS (10) and TMS_BENCH_WARMUP_SECONDS (2) per scenario,
+ * TMS_BENCH_CONNECTIONS (50) for single sends, TMS_BENCH_BATCH_CONNECTIONS (8) for batches,
+ * TMS_BENCH_ONLY (comma-separated scenario ids: ceiling-sqlite, single-sqlite, batch-sqlite, ceiling-postgres,
+ * single-postgres, batch-postgres; a single-sends scenario brings its ceiling along),
+ * TMS_BENCH_CPU_PROF=1 (gateway children write .cpuprofile files to bench-results/profiles/),
+ * TMS_BENCH_GATEWAY_ENV (extra gateway variables, e.g. "TMS_PG_POOL_SIZE=20 TMS_LOG_LEVEL=error"),
+ * TMS_BENCH_NODE_ARGS (extra node flags for the gateway children, e.g. "--import ./my-probe.mjs").
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { BATCH_SIZE, batchShape, runLoad, singleSendShape, type AcceptedIds, type LoadRun, type LoadShape } from './load.ts';
+import { freePort, neutralEnvironment, startServer, type ServerProcess } from './processes.ts';
+import { evaluateTargets, markdown, targetLines, textTable, type ScenarioKind, type ScenarioResult, type StoreName } from './report.ts';
+import { checkPostgres, checkSqlite, type StoreCheck } from './verify.ts';
+import type { TestGateway } from '../test/harness.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const RUN_TS = join(ROOT, 'packages/gateway/bin/run-ts.js');
+const TMS = join(ROOT, 'packages/gateway/bin/tms.js');
+const CEILING = join(ROOT, 'packages/gateway/bench/ceiling-server.ts');
+const RESULTS_DIR = join(ROOT, 'bench-results');
+
+function integerSetting(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive whole number, got "${raw}"`);
+  return value;
+}
+
+const SECONDS = integerSetting('TMS_BENCH_SECONDS', 10);
+const WARMUP_SECONDS = integerSetting('TMS_BENCH_WARMUP_SECONDS', 2);
+const CONNECTIONS = integerSetting('TMS_BENCH_CONNECTIONS', 50);
+const BATCH_CONNECTIONS = integerSetting('TMS_BENCH_BATCH_CONNECTIONS', 8);
+const ONLY = new Set((process.env.TMS_BENCH_ONLY ?? '').split(',').map((id) => id.trim()).filter(Boolean));
+const CPU_PROFILE = process.env.TMS_BENCH_CPU_PROF === '1';
+const EXTRA_GATEWAY_ENV = Object.fromEntries(
+  (process.env.TMS_BENCH_GATEWAY_ENV ?? '')
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+);
+const EXTRA_NODE_ARGS = (process.env.TMS_BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+const POSTGRES_URL = process.env.TMS_BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+
+// The harness reads its PostgreSQL URL when it is loaded: point it at the benchmark's first.
+process.env.TMS_TEST_DATABASE_URL = POSTGRES_URL;
+const harness = await import('../test/harness.ts');
+
+const say = (text: string) => process.stderr.write(`${text}\n`);
+
+async function postgresReachable(): Promise<string | null> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+function emptyResult(id: string, kind: ScenarioKind, store: StoreName, connections: number): ScenarioResult {
+  return {
+    id,
+    kind,
+    store,
+    connections,
+    seconds: 0,
+    requests: 0,
+    requestsPerSecond: 0,
+    p50Ms: Number.NaN,
+    p99Ms: Number.NaN,
+    recipientsPerSecond: null,
+    percentOfCeiling: null,
+    peakRssMb: null,
+    serverCpuCores: null,
+    serverCpuUsPerRequest: null,
+    errors: 0,
+    errorDetail: { non2xx: 0, badAnswers: 0, connectionErrors: 0, timeouts: 0, statuses: {}, samples: [] },
+    storeCheck: null,
+    problems: [],
+  };
+}
+
+/** Warm-up (not counted, but checked) and the measured run, into `result`. */
+async function measure(result: ScenarioResult, server: ServerProcess, shape: LoadShape, ids: AcceptedIds | null): Promise<void> {
+  say(`  warm-up ${WARMUP_SECONDS} s, then ${SECONDS} s at ${shape.connections} connections`);
+  const runs: LoadRun[] = [await runLoad(shape, WARMUP_SECONDS, ids)];
+  const cpuBefore = server.cpuSeconds();
+  const run = await runLoad(shape, SECONDS, ids);
+  const cpuAfter = server.cpuSeconds();
+  runs.push(run);
+  if (cpuBefore !== null && cpuAfter !== null && run.tally.good > 0) {
+    result.serverCpuCores = (cpuAfter - cpuBefore) / run.seconds;
+    result.serverCpuUsPerRequest = ((cpuAfter - cpuBefore) * 1e6) / run.tally.good;
+  }
+  result.seconds = run.seconds;
+  result.requests = run.tally.good;
+  result.requestsPerSecond = run.requestsPerSecond;
+  result.p50Ms = run.result.latency.p50;
+  result.p99Ms = run.result.latency.p99;
+  const detail = result.errorDetail;
+  for (const { result: cannon, tally } of runs) {
+    detail.non2xx += cannon.non2xx;
+    detail.badAnswers += tally.bad;
+    detail.connectionErrors += cannon.errors - cannon.timeouts;
+    detail.timeouts += cannon.timeouts;
+    for (const [status, count] of Object.entries(tally.statuses)) detail.statuses[status] = (detail.statuses[status] ?? 0) + count;
+    detail.samples.push(...tally.samples.slice(0, 5 - detail.samples.length));
+  }
+  result.errors = detail.badAnswers + detail.connectionErrors + detail.timeouts;
+  if (result.errors > 0) result.problems.push(`${result.errors} errors (statuses ${JSON.stringify(detail.statuses)})`);
+  if (result.kind === 'batch') result.recipientsPerSecond = run.requestsPerSecond * BATCH_SIZE;
+}
+
+async function runCeiling(store: 'sqlite' | 'postgres'): Promise<ScenarioResult> {
+  const result = emptyResult(`ceiling-${store}`, 'ceiling', store, CONNECTIONS);
+  say(`${result.id}: bare Fastify, same body schema, 202 with a fixed body (the ceiling for single sends on ${store})`);
+  const server = await startServer({ cwd: ROOT, script: RUN_TS, args: [CEILING], env: neutralEnvironment(), port: await freePort() });
+  try {
+    await measure(result, server, singleSendShape({ url: server.url, apiKey: null, templateId: 'tpl_ceiling', connections: CONNECTIONS, expectMsgId: false }), null);
+    result.peakRssMb = server.peakRssMb();
+    const ended = server.endedEarly();
+    if (ended) result.problems.push(`the server ${ended}, during the run:\n${server.output().split('\n').slice(-16).join('\n')}`);
+  } finally {
+    await server.stop();
+  }
+  return result;
+}
+
+async function runGateway(id: string, kind: 'single' | 'batch', store: 'sqlite' | 'postgres'): Promise<ScenarioResult> {
+  const connections = kind === 'single' ? CONNECTIONS : BATCH_CONNECTIONS;
+  const result = emptyResult(id, kind, store, connections);
+  say(`${id}: ${kind === 'single' ? 'single sends' : `batches of ${BATCH_SIZE}`} on ${store === 'sqlite' ? 'SQLite' : 'PostgreSQL'}`);
+  const database = await harness.createTestDatabase(store);
+  const ids: AcceptedIds = [];
+  let server: ServerProcess | null = null;
+  try {
+    const env = {
+      ...neutralEnvironment(),
+      ...harness.gatewayEnvironment(database, {
+        TMS_RATE_LIMIT_PER_SECOND: '1000000',
+        TMS_RATE_LIMIT_BURST: '1000000',
+        TMS_LOG_LEVEL: 'warn',
+        ...EXTRA_GATEWAY_ENV,
+      }),
+    };
+    const profileDir = join(RESULTS_DIR, 'profiles', id);
+    if (CPU_PROFILE) mkdirSync(profileDir, { recursive: true });
+    server = await startServer({
+      cwd: ROOT,
+      script: TMS,
+      args: ['api'],
+      nodeArgs: [...(CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...EXTRA_NODE_ARGS],
+      env,
+      port: await freePort(),
+    });
+    const url = server.url;
+    const adminToken = env.TMS_ADMIN_TOKEN!;
+    // seedWorkspace only calls the operator API; give it just that.
+    const operator = { admin: (method: string, path: string, body?: unknown) => harness.httpRequest(url, method, `/admin/v1${path}`, { key: adminToken, body }) };
+    const seeded = await harness.seedWorkspace(operator as Pick<TestGateway, 'admin'> as TestGateway, {
+      balance: 1_000_000_000_000,
+      dailyQuota: 1_000_000_000,
+      scopes: ['messages:send'],
+      name: `bench ${id}`,
+    });
+    const shape =
+      kind === 'single'
+        ? singleSendShape({ url, apiKey: seeded.apiKey, templateId: seeded.templateId, connections, expectMsgId: true })
+        : batchShape({ url, apiKey: seeded.apiKey, templateId: seeded.templateId, connections, pool: 32 });
+    await measure(result, server, shape, ids);
+    result.peakRssMb = server.peakRssMb();
+    const ended = server.endedEarly();
+    if (ended) throw new Error(`the gateway ${ended}, during the run:\n${server.output().split('\n').slice(-16).join('\n')}`);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    // The server's output can be long: its last lines say why.
+    result.problems.push(`did not complete: ${message.split('\n').slice(0, 16).join('\n')}`);
+  } finally {
+    const code = await server?.stop();
+    if (code !== undefined && code !== 0) result.problems.push(`gateway exited with ${code}`);
+  }
+  try {
+    if (result.requests > 0) {
+      const check: StoreCheck =
+        store === 'sqlite' ? checkSqlite(database.env.TMS_DATA_DIR!, ids) : await checkPostgres(database.env.DATABASE_URL!, POSTGRES_URL, ids);
+      result.storeCheck = check;
+      if (check.missing > 0) result.problems.push(`LOST MESSAGES: ${check.missing} msg_ids answered with 202 are not in the database`);
+      // Requests in flight when a load run stopped (warm-up and measured run) may be committed
+      // without their answer being read: at most one per connection per run.
+      const inFlightLimit = 2 * connections * (kind === 'batch' ? BATCH_SIZE : 1);
+      if (check.unanswered < 0 || check.unanswered > inFlightLimit) {
+        result.problems.push(`database holds ${check.stored} messages for ${check.answered} answered (more than ${inFlightLimit} in flight can explain)`);
+      }
+    }
+  } finally {
+    await database.drop();
+  }
+  return result;
+}
+
+function gitCommit(): string {
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'packages'], { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
+    return dirty ? `${commit}+changes` : commit;
+  } catch {
+    return 'unknown';
+  }
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}`;
+  const load = loadavg().map((value) => value.toFixed(2)).join(' ');
+  say(`TMS benchmark: ${machine}; load average before: ${load}`);
+  const wanted = (id: string) => ONLY.size === 0 || ONLY.has(id);
+
+  const postgresProblem = await postgresReachable();
+  const stores: ('sqlite' | 'postgres')[] = ['sqlite'];
+  const notes: string[] = [];
+  if (postgresProblem === null) stores.push('postgres');
+  else notes.push(`PostgreSQL skipped: ${POSTGRES_URL} is not reachable (${postgresProblem}); set TMS_BENCH_DATABASE_URL`);
+  for (const note of notes) say(`NOTE: ${note}`);
+
+  const results: ScenarioResult[] = [];
+  for (const store of stores) {
+    let ceiling: ScenarioResult | null = null;
+    if (wanted(`ceiling-${store}`) || wanted(`single-${store}`)) {
+      ceiling = await runCeiling(store).catch((error: unknown) => {
+        const failed = emptyResult(`ceiling-${store}`, 'ceiling', store, CONNECTIONS);
+        failed.problems.push(`did not run: ${error instanceof Error ? error.message : String(error)}`);
+        return failed;
+      });
+      results.push(ceiling);
+    }
+    for (const kind of ['single', 'batch'] as const) {
+      const id = `${kind}-${store}`;
+      if (!wanted(id)) continue;
+      const result = await runGateway(id, kind, store).catch((error: unknown) => {
+        const failed = emptyResult(id, kind, store, kind === 'single' ? CONNECTIONS : BATCH_CONNECTIONS);
+        failed.problems.push(`did not run: ${error instanceof Error ? error.message : String(error)}`);
+        return failed;
+      });
+      if (kind === 'single' && ceiling && ceiling.requestsPerSecond > 0 && result.requests > 0) result.percentOfCeiling = (100 * result.requestsPerSecond) / ceiling.requestsPerSecond;
+      results.push(result);
+    }
+  }
+
+  const targets = evaluateTargets(results);
+  const date = new Date().toISOString().slice(0, 10);
+  const settings = `${SECONDS} s per scenario after ${WARMUP_SECONDS} s warm-up, single sends at ${CONNECTIONS} connections, batches at ${BATCH_CONNECTIONS}; the ceiling measured right before each store's single sends; load generator (autocannon) and PostgreSQL on the same machine`;
+  const commit = gitCommit();
+
+  console.log('');
+  console.log(`TMS benchmark, ${new Date().toISOString()}, commit ${commit}`);
+  const loadAfter = loadavg().map((value) => value.toFixed(2)).join(' ');
+  console.log(`${machine}; load average before: ${load}, after: ${loadAfter}`);
+  // The benchmark itself keeps the load average near 2 (load generator, server, PostgreSQL), so
+  // only the load before it says whether other work shared the machine.
+  if (Number(load.split(' ')[0]) > cpus().length / 2) {
+    console.log(`WARNING: other work was running on this machine (load average ${load.split(' ')[0]} before the benchmark): the numbers below are noisy`);
+  }
+  console.log(settings);
+  console.log('peak RSS: VmHWM of the server process, restarted per scenario (start-up, seeding, warm-up and run);');
+  console.log('server CPU: user + system time of the server process during the measured run, per second and per good answer');
+  console.log('');
+  console.log(textTable(results));
+  console.log('');
+  for (const result of results) {
+    if (result.storeCheck) {
+      const check = result.storeCheck;
+      const transactions = check.transactions === null ? '' : `; ${check.transactions.toLocaleString('en-US')} PostgreSQL commits in the gateway's database`;
+      console.log(
+        `${result.id}: ${check.answered.toLocaleString('en-US')} msg_ids answered 202, all in the database: ${check.missing === 0 ? 'yes' : `NO, ${check.missing} missing`}` +
+          ` (${check.stored.toLocaleString('en-US')} stored, ${check.unanswered} committed but cut off when a load run stopped)${transactions}`,
+      );
+    }
+  }
+  const troubled = results.filter((result) => result.problems.length > 0);
+  if (troubled.length > 0) {
+    console.log('');
+    console.log('!!!!!!!! THIS RUN HAS ERRORS: the numbers of these scenarios are not valid !!!!!!!!');
+    for (const result of troubled) {
+      console.log(`  ${result.id}: ${result.problems.join('; ')}`);
+      for (const sample of result.errorDetail.samples) console.log(`    e.g. ${sample}`);
+    }
+  }
+  for (const note of notes) console.log(`NOTE: ${note}`);
+  console.log('');
+  console.log('Targets:');
+  console.log(targetLines(targets));
+  const md = markdown({ results, targets, machine, settings, date });
+  console.log('');
+  console.log('Markdown for the README:');
+  console.log('');
+  console.log(md);
+
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = join(RESULTS_DIR, 'latest.json');
+  const report = { date: new Date().toISOString(), commit, machine, loadAverageBefore: load, loadAverageAfter: loadAfter, settings: { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS, batchConnections: BATCH_CONNECTIONS, batchSize: BATCH_SIZE }, notes, results, targets, markdown: md };
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  console.log('');
+  console.log(`Results written to ${file} (${((Date.now() - started) / 1000).toFixed(0)} s in all)`);
+  if (troubled.length > 0) process.exitCode = 1;
+}
+
+await main();
