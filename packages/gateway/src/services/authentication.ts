@@ -1,4 +1,5 @@
-import { safeEqual, sha256Hex } from '../lib/crypto.ts';
+import { timingSafeEqual } from 'node:crypto';
+import { sha256Hex } from '../lib/crypto.ts';
 import { TtlCache } from '../lib/ttl-cache.ts';
 import { findApiKeyByHash, type ApiKeyWithWorkspace } from '../store/api-keys.ts';
 import type { Store } from '../store/database.ts';
@@ -12,12 +13,24 @@ export interface AuthenticatedKey extends Caller {
   readonly rateLimitPerSecond: number | null;
 }
 
+interface CachedKey {
+  row: ApiKeyWithWorkspace;
+  hash: Buffer;
+  caller: AuthenticatedKey;
+}
+
+function toCachedKey(row: ApiKeyWithWorkspace | undefined): CachedKey | null {
+  if (!row) return null;
+  const caller = { workspaceId: row.workspace_id, apiKeyId: row.id, scopes: JSON.parse(row.scopes) as string[], rateLimitPerSecond: row.rate_limit_per_second };
+  return { row, hash: Buffer.from(row.key_hash, 'hex'), caller };
+}
+
 /**
  * API key authentication (section 5): SHA-256 lookup, cached for at most a few seconds so a
  * revocation or suspension reaches every node within 5 s (decisions.md).
  */
 export class ApiKeyAuthenticator {
-  private readonly cache: TtlCache<ApiKeyWithWorkspace | null>;
+  private readonly cache: TtlCache<CachedKey | null>;
 
   constructor(
     private readonly store: Store,
@@ -30,13 +43,12 @@ export class ApiKeyAuthenticator {
   async authenticate(presentedKey: string | undefined, scope: Scope): Promise<AuthenticatedKey> {
     if (!presentedKey) throw new ApiError(401, 'missing API key: send Authorization: Bearer <key> or X-API-Key: <key>');
     const hash = sha256Hex(presentedKey);
-    const key = await this.cache.getOrLoad(hash, async () => (await findApiKeyByHash(this.store.db, hash)) ?? null);
+    const key = await this.cache.getOrLoad(hash, async () => toCachedKey(await findApiKeyByHash(this.store.db, hash)));
     // The lookup is by hash; the constant-time compare guards against any index-timing signal.
-    if (!key || !safeEqual(key.key_hash, hash) || key.revoked_at !== null) throw new ApiError(401, 'invalid or revoked API key');
-    if (key.workspace_status !== 'active') throw new ApiError(403, 'workspace is suspended');
-    const scopes = JSON.parse(key.scopes) as string[];
-    if (!scopes.includes(scope)) throw new ApiError(403, `API key lacks the ${scope} scope`);
-    return { workspaceId: key.workspace_id, apiKeyId: key.id, scopes, rateLimitPerSecond: key.rate_limit_per_second };
+    if (!key || !timingSafeEqual(key.hash, Buffer.from(hash, 'hex')) || key.row.revoked_at !== null) throw new ApiError(401, 'invalid or revoked API key');
+    if (key.row.workspace_status !== 'active') throw new ApiError(403, 'workspace is suspended');
+    if (!key.caller.scopes.includes(scope)) throw new ApiError(403, `API key lacks the ${scope} scope`);
+    return key.caller;
   }
 
   forgetAll(): void {

@@ -170,7 +170,8 @@ async function acceptRecipients(
   claim: IdempotencyClaim | null,
 ): Promise<ServiceResponse | typeof IDEMPOTENCY_CONFLICT> {
   const day = vietnamDay(target.schedule.dueAt);
-  const messages = recipients.flatMap((recipient) => ('message' in recipient ? [{ ...recipient.message, quota_day: day }] : []));
+  const messages = recipients.flatMap((recipient) => ('message' in recipient ? [recipient.message] : []));
+  for (const message of messages) message.quota_day = day;
   const quotaError = `daily_quota_exceeded: sender account ${target.account.oa_id} has no daily quota left for ${day} (daily quota ${target.account.daily_quota})`;
   return accept(ctx, {
     workspaceId: ctx.caller.workspaceId,

@@ -149,10 +149,9 @@ async function recordQuotaUse(trx: Transaction, charged: Charged[]): Promise<voi
   }
   for (const entry of used.values()) {
     await trx
-      .updateTable('quota_reservations')
-      .set({ reserved: sql`reserved + ${entry.count}` })
-      .where('oa_id', '=', entry.oaId)
-      .where('day', '=', entry.day)
+      .insertInto('quota_reservations')
+      .values({ oa_id: entry.oaId, day: entry.day, reserved: entry.count })
+      .onConflict((conflict) => conflict.columns(['oa_id', 'day']).doUpdateSet({ reserved: sql`quota_reservations.reserved + excluded.reserved` }))
       .execute();
   }
 }
@@ -181,7 +180,8 @@ export async function commitAcceptances(
     }
   }
   const open = requests.filter((request) => !outcomes.has(request));
-  const remainingQuota = await lockQuotaRows(trx, dialect, open);
+  // Only enforced quotas (batch, RSA) need the current count under a lock; single sends just add.
+  const remainingQuota = await lockQuotaRows(trx, dialect, open.filter((request) => request.quota.enforce));
 
   const byWorkspace = new Map<string, AcceptanceRequest[]>();
   for (const request of open) byWorkspace.set(request.workspaceId, [...(byWorkspace.get(request.workspaceId) ?? []), request]);
