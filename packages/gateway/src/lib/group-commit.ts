@@ -10,16 +10,23 @@ export interface GroupCommitOptions<Item> {
   /** Most weight (e.g. message rows) in one group; an item heavier than this goes alone. */
   maxWeight: number;
   weigh(item: Item): number;
+  /**
+   * Groups committing at once (default 1). A store whose commits wait on a server (PostgreSQL)
+   * gains from a few: the next group prepares while the previous one commits.
+   */
+  maxInFlight?: number;
 }
 
 /**
  * Collects work submitted by concurrent requests and commits it in groups: one transaction (and
- * one fsync) for everything that arrived while the previous group was committing. With one group
- * in flight at a time, a quiet system commits each request at once and a busy one batches.
+ * one fsync) for everything that arrived while the previous groups were committing. A quiet
+ * system commits each request at once; a busy one batches.
  */
 export class GroupCommitter<Item, Outcome> {
   private pending: Pending<Item, Outcome>[] = [];
-  private flushing: Promise<void> | null = null;
+  private inFlight = 0;
+  private scheduled = false;
+  private idleWaiters: (() => void)[] = [];
 
   constructor(
     private readonly commitGroup: (items: Item[]) => Promise<Outcome[]>,
@@ -30,13 +37,33 @@ export class GroupCommitter<Item, Outcome> {
     return new Promise<Outcome>((resolve, reject) => {
       this.pending.push({ item, resolve, reject });
       // setImmediate lets every request already parsed in this turn of the event loop join the group.
-      if (!this.flushing) this.flushing = new Promise((done) => setImmediate(() => void this.flush().then(done)));
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => {
+          this.scheduled = false;
+          this.pump();
+        });
+      }
     });
   }
 
   /** Resolves once everything submitted so far is committed (for graceful shutdown). */
-  async drain(): Promise<void> {
-    while (this.flushing) await this.flushing;
+  drain(): Promise<void> {
+    if (this.pending.length === 0 && this.inFlight === 0 && !this.scheduled) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private pump(): void {
+    const maxInFlight = this.options.maxInFlight ?? 1;
+    while (this.pending.length > 0 && this.inFlight < maxInFlight) {
+      const group = this.takeGroup();
+      this.inFlight += 1;
+      void this.commit(group).finally(() => {
+        this.inFlight -= 1;
+        if (this.pending.length > 0) this.pump();
+        else if (this.inFlight === 0 && !this.scheduled) for (const wake of this.idleWaiters.splice(0)) wake();
+      });
+    }
   }
 
   private takeGroup(): Pending<Item, Outcome>[] {
@@ -51,19 +78,12 @@ export class GroupCommitter<Item, Outcome> {
     return this.pending.splice(0, count);
   }
 
-  private async flush(): Promise<void> {
+  private async commit(group: Pending<Item, Outcome>[]): Promise<void> {
     try {
-      while (this.pending.length > 0) {
-        const group = this.takeGroup();
-        try {
-          const outcomes = await this.commitGroup(group.map((entry) => entry.item));
-          group.forEach((entry, index) => entry.resolve(outcomes[index]!));
-        } catch (error) {
-          await this.commitOneByOne(group, error);
-        }
-      }
-    } finally {
-      this.flushing = null;
+      const outcomes = await this.commitGroup(group.map((entry) => entry.item));
+      group.forEach((entry, index) => entry.resolve(outcomes[index]!));
+    } catch (error) {
+      await this.commitOneByOne(group, error);
     }
   }
 

@@ -7,6 +7,7 @@ export type AcceptanceWriter = GroupCommitter<AcceptanceRequest, AcceptanceOutco
 /** Message rows per group: large enough to amortise the commit, small enough to keep latency low. */
 const MAX_MESSAGES_PER_GROUP = 5_000;
 const MAX_REQUESTS_PER_GROUP = 500;
+const POSTGRES_GROUPS_IN_FLIGHT = 4;
 
 /**
  * The group-commit writer for acceptances. A unique violation can only come from an idempotency
@@ -23,6 +24,12 @@ export function createAcceptanceWriter(store: Store, clock: () => number): Accep
         throw error;
       }
     },
-    { maxItems: MAX_REQUESTS_PER_GROUP, maxWeight: MAX_MESSAGES_PER_GROUP, weigh: (request) => Math.max(1, request.messages.length) },
+    {
+      maxItems: MAX_REQUESTS_PER_GROUP,
+      maxWeight: MAX_MESSAGES_PER_GROUP,
+      weigh: (request) => Math.max(1, request.messages.length),
+      // SQLite commits synchronously on this thread: one at a time. PostgreSQL waits on the server.
+      maxInFlight: store.dialect === 'postgres' ? POSTGRES_GROUPS_IN_FLIGHT : 1,
+    },
   );
 }

@@ -174,4 +174,25 @@ describe('GroupCommitter', () => {
     const committer = new GroupCommitter(new Ledger().commit, LOOSE);
     await expect(committer.drain()).resolves.toBeUndefined();
   });
+
+  it('commits up to maxInFlight groups at once, never more, and every item still gets its outcome', async () => {
+    let running = 0;
+    let peak = 0;
+    let groups = 0;
+    const commit = async (items: number[]) => {
+      running += 1;
+      groups += 1;
+      peak = Math.max(peak, running);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      running -= 1;
+      return items.map((item) => item * 2);
+    };
+    const committer = new GroupCommitter(commit, { maxItems: 5, maxWeight: 100, weigh: () => 1, maxInFlight: 3 });
+    const outcomes = await Promise.all(Array.from({ length: 40 }, (_unused, index) => committer.submit(index)));
+    expect(outcomes).toEqual(Array.from({ length: 40 }, (_unused, index) => index * 2));
+    expect(peak).toBe(3);
+    expect(groups).toBeLessThan(40);
+    await committer.drain();
+    expect(running).toBe(0);
+  });
 });
