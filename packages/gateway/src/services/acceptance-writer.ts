@@ -7,7 +7,6 @@ export type AcceptanceWriter = GroupCommitter<AcceptanceRequest, AcceptanceOutco
 /** Message rows per group: large enough to amortise the commit, small enough to keep latency low. */
 const MAX_MESSAGES_PER_GROUP = 5_000;
 const MAX_REQUESTS_PER_GROUP = 500;
-const POSTGRES_GROUPS_IN_FLIGHT = 4;
 
 /**
  * The group-commit writer for acceptances. A unique violation can only come from an idempotency
@@ -28,8 +27,9 @@ export function createAcceptanceWriter(store: Store, clock: () => number): Accep
       maxItems: MAX_REQUESTS_PER_GROUP,
       maxWeight: MAX_MESSAGES_PER_GROUP,
       weigh: (request) => Math.max(1, request.messages.length),
-      // SQLite commits synchronously on this thread: one at a time. PostgreSQL waits on the server.
-      maxInFlight: store.dialect === 'postgres' ? POSTGRES_GROUPS_IN_FLIGHT : 1,
+      // One group at a time on both stores. Measured on PostgreSQL with 4 in flight: slower (1.9k
+      // vs 2.7k sends/s), because groups of one workspace queue on its wallet row lock.
+      maxInFlight: 1,
     },
   );
 }
