@@ -1,7 +1,7 @@
 /** The server under test runs as a child process: its own event loop, and its RSS readable from /proc. */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../test/ports.ts';
 
 export interface ServerProcess {
   readonly pid: number;
@@ -18,17 +18,7 @@ export interface ServerProcess {
   stop(): Promise<number | null>;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
-}
+export { freePort };
 
 /** The peak RSS of a process, from VmHWM in /proc/<pid>/status. */
 export function readPeakRssMb(pid: number): number | null {

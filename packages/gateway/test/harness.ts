@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
+export { freePort } from './ports.ts';
 import { parseConfig, type Config } from '../src/config/config.ts';
 import { createRuntime, type Runtime } from '../src/main/runtime.ts';
 import { startService, type RunningService } from '../src/main/server.ts';
@@ -220,3 +221,4 @@ export async function seedWorkspace(
 
 /** template_data that fits the seeded template. */
 export const VALID_DATA = { name: 'Nguyễn Văn A', code: 'A123' };
+

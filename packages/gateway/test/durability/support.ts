@@ -3,29 +3,18 @@
  * audit of a workspace's money straight from the database. No mocks.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Kysely } from 'kysely';
 import { parseConfig } from '../../src/config/config.ts';
 import { openStore } from '../../src/store/database.ts';
 import type { Database, LedgerRow, WorkspaceRow } from '../../src/store/schema.ts';
 import { httpRequest, type TestGateway } from '../harness.ts';
+import { freePort } from '../ports.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 export const TMS_BIN = fileURLToPath(new URL('../../bin/tms.js', import.meta.url));
 
-/** A port nobody listens on right now: listen on 0, read it, close. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 /** The child's environment: ours without anything that would point it at another database or config. */
 export function childEnvironment(env: Record<string, string>): Record<string, string> {

@@ -3,8 +3,8 @@
  * operator would run it. Every child started here is tracked so a suite can kill what is left.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../ports.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 export const TMS_BIN = fileURLToPath(new URL('../../bin/tms.js', import.meta.url));
@@ -137,15 +137,4 @@ export async function killAllTms(): Promise<void> {
   );
 }
 
-/** A loopback port that was free a moment ago: listen on port 0, note it, close. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
