@@ -17,6 +17,7 @@ import { registerAdminApiKeys } from './routes/admin/api-keys.ts';
 import { registerAdminCatalog } from './routes/admin/catalog.ts';
 import { registerAdminWorkspaces } from './routes/admin/workspaces.ts';
 import { registerHealth } from './routes/health.ts';
+import { registerMetrics } from './routes/metrics.ts';
 import { registerSendBatch } from './routes/messages/batch.ts';
 import { registerCancelMessage } from './routes/messages/cancel.ts';
 import { registerGetMessage } from './routes/messages/get.ts';
@@ -67,6 +68,7 @@ export async function buildApp(parts: AppParts): Promise<App> {
     limiter: new RateLimiter(parts.deps.config.rateLimit, parts.deps.clock),
   };
   registerHealth(app, route);
+  registerMetrics(app, route);
   registerSendMessage(app, route);
   registerSendBatch(app, route);
   registerSendRsa(app, route);

@@ -5,6 +5,7 @@ import { AccessTokens } from '../services/platform-tokens.ts';
 import type { AdminDependencies } from '../services/admin.ts';
 import { ApiKeyAuthenticator } from '../services/authentication.ts';
 import { Catalog } from '../services/catalog-cache.ts';
+import { Metrics } from '../services/metrics.ts';
 import type { Dependencies } from '../services/context.ts';
 import { openStore } from '../store/database.ts';
 import { migrate } from '../store/migrate.ts';
@@ -43,6 +44,7 @@ export async function createRuntime(config: Config, options: { log?: Logger; clo
     acceptanceWriter,
     catalog: new Catalog(store, config.authCacheMs, clock),
     platform,
+    metrics: new Metrics(store, clock),
     idempotencyKeysInFlight: new Set(),
   };
   const authenticator = new ApiKeyAuthenticator(store, config.authCacheMs, clock);

@@ -4,6 +4,7 @@ import type { ZnsClient } from '../platform/zns-client.ts';
 import type { Store } from '../store/database.ts';
 import type { AcceptanceWriter } from './acceptance-writer.ts';
 import type { Catalog } from './catalog-cache.ts';
+import type { Metrics } from './metrics.ts';
 
 /** Long-lived parts every service uses; built once by a composition root in main/. */
 export interface Dependencies {
@@ -15,6 +16,7 @@ export interface Dependencies {
   readonly catalog: Catalog;
   /** The ZNS platform (or the simulator), over HTTP. */
   readonly platform: ZnsClient;
+  readonly metrics: Metrics;
   /** Idempotency keys being worked on in this process: a second request with one is 409. */
   readonly idempotencyKeysInFlight: Set<string>;
 }

@@ -32,7 +32,7 @@ const MAX_BACKOFF_MS = 5 * 60_000;
 const OUTCOME_WRITE_ATTEMPTS = 5;
 const NIGHT_WINDOW_END_HOUR = 6;
 
-type DispatchDependencies = Pick<Dependencies, 'store' | 'clock' | 'catalog' | 'platform' | 'log'>;
+type DispatchDependencies = Pick<Dependencies, 'store' | 'clock' | 'catalog' | 'platform' | 'log' | 'metrics'>;
 
 /** Sends claimed messages for the platform, one semaphore per sender account. */
 export class MessageDispatcher {
@@ -53,7 +53,16 @@ export class MessageDispatcher {
     for (const message of claimed) byAccount.set(message.oa_id, [...(byAccount.get(message.oa_id) ?? []), message]);
     const outcomes = (await Promise.all([...byAccount.values()].map((messages) => this.sendForAccount(messages)))).flat();
     await this.recordOutcomes(outcomes);
+    this.count(outcomes);
     return claimed.length;
+  }
+
+  private count(outcomes: DispatchOutcome[]): void {
+    const { metrics } = this.deps;
+    for (const outcome of outcomes) {
+      metrics.dispatchOutcomes.inc({ outcome: outcome.kind });
+      if (outcome.kind === 'sent') metrics.dispatchLatency.observe(Math.max(0, outcome.sentAt - outcome.message.due_at) / 1000);
+    }
   }
 
   /**
@@ -110,6 +119,7 @@ export class MessageDispatcher {
     try {
       const result = await this.deps.platform.sendMessage(token, toSendRequest(message));
       if (result.ok) return { kind: 'sent', message, providerMsgId: result.data.msgId, sentAt: this.deps.clock() };
+      this.deps.metrics.platformErrors.inc({ code: String(result.code) });
       const error = describePlatformError(result.code, result.message);
       if (error.retry === 'refresh_token') {
         this.tokens.reportRejected(message.oa_id, token);

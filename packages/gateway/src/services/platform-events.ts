@@ -228,6 +228,7 @@ async function applyDelivery(input: { deps: Dependencies; log: Logger; account: 
     }
     return 'delivered';
   });
+  if (outcome === 'delivered') deps.metrics.delivered.inc();
   log.debug({ oa_id: account.oa_id, msg_id: platformMsgId, message_id: found.id, outcome }, 'delivery event applied');
   return outcome;
 }

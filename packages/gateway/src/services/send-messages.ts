@@ -114,9 +114,12 @@ function rejectionError(outcome: AcceptanceOutcome): ApiError {
   return new ApiError(500, 'unexpected acceptance outcome');
 }
 
-async function accept(ctx: RequestContext, request: AcceptanceRequest): Promise<ServiceResponse | typeof IDEMPOTENCY_CONFLICT> {
+async function accept(ctx: RequestContext, path: 'send' | 'batch' | 'rsa', request: AcceptanceRequest): Promise<ServiceResponse | typeof IDEMPOTENCY_CONFLICT> {
   const outcome = await ctx.deps.acceptanceWriter.submit(request);
-  if (outcome.kind === 'accepted') return outcome.response;
+  if (outcome.kind === 'accepted') {
+    ctx.deps.metrics.accepted.inc({ path }, outcome.acceptedCount);
+    return outcome.response;
+  }
   if (outcome.kind === 'idempotency_conflict') return IDEMPOTENCY_CONFLICT;
   throw rejectionError(outcome);
 }
@@ -134,7 +137,7 @@ export async function sendMessage(input: { ctx: RequestContext; body: SendInput;
     const day = vietnamDay(target.schedule.dueAt);
     const fields = { phone, rsaPhone: null, trackingId: body.tracking_id, templateData };
     const message = { ...buildMessage(ctx, target, fields, body.mode ?? target.account.default_mode), quota_day: day };
-    return accept(ctx, {
+    return accept(ctx, 'send', {
       workspaceId: ctx.caller.workspaceId,
       messages: [message],
       // A single send counts against the daily quota but is not refused by it (decisions.md).
@@ -165,6 +168,7 @@ function echoOf(phone: string | undefined, trackingId: string | undefined): Pick
  */
 async function acceptRecipients(
   ctx: RequestContext,
+  path: 'batch' | 'rsa',
   target: SendTarget,
   recipients: Recipient[],
   claim: IdempotencyClaim | null,
@@ -173,7 +177,7 @@ async function acceptRecipients(
   const messages = recipients.flatMap((recipient) => ('message' in recipient ? [recipient.message] : []));
   for (const message of messages) message.quota_day = day;
   const quotaError = `daily_quota_exceeded: sender account ${target.account.oa_id} has no daily quota left for ${day} (daily quota ${target.account.daily_quota})`;
-  return accept(ctx, {
+  return accept(ctx, path, {
     workspaceId: ctx.caller.workspaceId,
     messages,
     quota: { oaId: target.account.oa_id, day, dailyQuota: target.account.daily_quota, enforce: true },
@@ -215,7 +219,7 @@ export async function sendBatch(input: { ctx: RequestContext; body: BatchInput; 
       if (error) return { echo, error };
       return { echo, message: buildMessage(ctx, target, { phone, rsaPhone: null, trackingId: recipient.tracking_id, templateData }, mode) };
     });
-    return acceptRecipients(ctx, target, recipients, claim);
+    return acceptRecipients(ctx, 'batch', target, recipients, claim);
   });
 }
 
@@ -244,6 +248,6 @@ export async function sendRsa(input: { ctx: RequestContext; body: RsaInput; idem
       const fields = { phone: null, rsaPhone: recipient.rsa_phone!, trackingId: recipient.tracking_id, templateData };
       return { echo, message: buildMessage(ctx, target, fields, 'rsa') };
     });
-    return acceptRecipients(ctx, target, recipients, claim);
+    return acceptRecipients(ctx, 'rsa', target, recipients, claim);
   });
 }

@@ -5,10 +5,10 @@ import type { MessageRow } from './schema.ts';
 
 export type ClaimedMessage = Pick<
   MessageRow,
-  'id' | 'workspace_id' | 'oa_id' | 'template_id' | 'mode' | 'phone' | 'rsa_phone' | 'template_data' | 'attempts' | 'price' | 'quota_day' | 'lease_expires_at'
+  'id' | 'workspace_id' | 'oa_id' | 'template_id' | 'mode' | 'phone' | 'rsa_phone' | 'template_data' | 'attempts' | 'price' | 'quota_day' | 'lease_expires_at' | 'due_at'
 >;
 
-const CLAIMED_COLUMNS = 'id, workspace_id, oa_id, template_id, mode, phone, rsa_phone, template_data, attempts, price, quota_day, lease_expires_at';
+const CLAIMED_COLUMNS = 'id, workspace_id, oa_id, template_id, mode, phone, rsa_phone, template_data, attempts, price, quota_day, lease_expires_at, due_at';
 
 /**
  * Claims due queued messages for one worker: status sending, a lease, one more attempt. PostgreSQL

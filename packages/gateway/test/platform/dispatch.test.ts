@@ -196,4 +196,22 @@ describe.each(STORE_KINDS)('dispatch to the platform (%s)', (kind) => {
     expect(record.status).toBe('sent');
     expect(simulator.control.received({ tracking_id: id })).toHaveLength(1);
   });
+
+  it('exposes Prometheus metrics behind the operator token: outcomes, platform errors, latency and the queue', async () => {
+    expect((await gateway.request('GET', '/metrics')).status).toBe(401);
+    await send({ phone: '0912345621', send_at: new Date(Date.now() + 3_600_000).toISOString() });
+    const response = await gateway.request('GET', '/metrics', { key: gateway.config.adminToken! });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
+    const value = (line: RegExp) => Number(response.text.split('\n').find((row) => line.test(row))?.split(' ').pop());
+    expect(value(/^tms_dispatch_outcomes_total\{outcome="sent"\}/)).toBeGreaterThanOrEqual(5);
+    expect(value(/^tms_dispatch_outcomes_total\{outcome="failed"\}/)).toBeGreaterThanOrEqual(3);
+    expect(value(/^tms_dispatch_outcomes_total\{outcome="retry"\}/)).toBeGreaterThanOrEqual(4);
+    expect(value(/^tms_platform_errors_total\{code="-108"\}/)).toBeGreaterThanOrEqual(1);
+    expect(value(/^tms_dispatch_latency_seconds_count/)).toBeGreaterThanOrEqual(5);
+    expect(value(/^tms_messages_accepted_total\{path="send"\}/)).toBeGreaterThanOrEqual(10);
+    expect(value(/^tms_queue_messages\{state="queued"\}/)).toBeGreaterThanOrEqual(1);
+    expect(value(/^tms_queue_messages\{state="due"\}/)).toBe(0);
+    expect(value(/^tms_queue_oldest_due_age_seconds/)).toBe(0);
+  });
 });

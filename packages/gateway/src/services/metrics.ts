@@ -1,0 +1,60 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Store } from '../store/database.ts';
+import { readQueueStats } from '../store/queue-stats.ts';
+
+/**
+ * Prometheus metrics of one process. Transitions are counted where they happen (rates come from
+ * counters); the queue's depth and age are read from the store at scrape time.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly accepted: Counter<'path'>;
+  readonly dispatchOutcomes: Counter<'outcome'>;
+  readonly platformErrors: Counter<'code'>;
+  readonly dispatchLatency: Histogram;
+  readonly delivered: Counter;
+
+  constructor(store: Store, clock: () => number) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'tms_process_' });
+    this.accepted = new Counter({ name: 'tms_messages_accepted_total', help: 'Messages accepted (202) by this process', labelNames: ['path'], registers: [this.registry] });
+    this.dispatchOutcomes = new Counter({
+      name: 'tms_dispatch_outcomes_total',
+      help: 'Dispatch attempts by outcome: sent, failed (refunded) or retry (requeued)',
+      labelNames: ['outcome'],
+      registers: [this.registry],
+    });
+    this.platformErrors = new Counter({ name: 'tms_platform_errors_total', help: 'Errors answered by the platform, by ZNS code', labelNames: ['code'], registers: [this.registry] });
+    this.dispatchLatency = new Histogram({
+      name: 'tms_dispatch_latency_seconds',
+      help: 'From the time a message was due to the platform accepting it',
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
+      registers: [this.registry],
+    });
+    this.delivered = new Counter({ name: 'tms_messages_delivered_total', help: 'Messages marked delivered from platform events', registers: [this.registry] });
+    const oldest = new Gauge({
+      name: 'tms_queue_oldest_due_age_seconds',
+      help: 'How long the oldest due queued message has waited (0 when none is due)',
+      registers: [],
+    });
+    // Registered first: its collect() reads the store once and also sets the age gauge after it.
+    new Gauge({
+      name: 'tms_queue_messages',
+      help: 'Messages in the queue by state (queued, due, sending)',
+      labelNames: ['state'],
+      registers: [this.registry],
+      async collect() {
+        const now = clock();
+        const stats = await readQueueStats(store.db, now);
+        this.set({ state: 'queued' }, stats.queued);
+        this.set({ state: 'due' }, stats.due);
+        this.set({ state: 'sending' }, stats.sending);
+        oldest.set(stats.oldestDueAt === null || stats.oldestDueAt > now ? 0 : (now - stats.oldestDueAt) / 1000);
+      },
+    });
+    this.registry.registerMetric(oldest);
+  }
+
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
