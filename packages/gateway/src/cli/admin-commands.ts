@@ -19,6 +19,8 @@ import {
 } from '../services/admin.ts';
 import { SCOPES, type Scope } from '../services/authentication.ts';
 import { badRequest } from '../services/errors.ts';
+import { AccessTokens } from '../services/platform-tokens.ts';
+import { syncTemplates } from '../services/template-sync.ts';
 import { TEMPLATE_STATUSES, type TemplateStatus } from '../services/vocabulary.ts';
 
 export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
@@ -38,7 +40,9 @@ export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
   sender-accounts list WORKSPACE_ID
   templates register WORKSPACE_ID --file TEMPLATE.json
               (fields: template_id, name, status, template_type, oa_id, preview_url, price, params)
-  templates list WORKSPACE_ID`;
+  templates list WORKSPACE_ID
+  templates sync WORKSPACE_ID [--oa-id ID]
+              (from the platform: every connected sender account, or the one given)`;
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -174,6 +178,12 @@ export async function runAdminCommand(deps: AdminDependencies, argv: string[]): 
       return registerTemplate(deps, positional(args, 0, 'workspace id'), parseTemplateFile(required(values, 'file')));
     case 'templates list':
       return listWorkspaceTemplates(deps, positional(args, 0, 'workspace id'));
+    case 'templates sync': {
+      const workspaceId = positional(args, 0, 'workspace id');
+      const oaId = values['oa-id'] === undefined ? undefined : required(values, 'oa-id');
+      const accounts = await syncTemplates(deps, new AccessTokens(deps), workspaceId, oaId);
+      return { workspace_id: workspaceId, accounts, count: accounts.length };
+    }
     default:
       throw badRequest(`unknown command "tms admin ${command.trim()}"\n\n${ADMIN_USAGE}`);
   }

@@ -29,6 +29,8 @@ export interface Config {
     readonly backoffBaseMs: number;
     readonly idlePollMs: number;
   };
+  /** How often a worker syncs every workspace's templates from the platform; 0 disables it. */
+  readonly templateSyncMs: number;
 }
 
 export class ConfigError extends Error {
@@ -132,5 +134,6 @@ export function parseConfig(env: Environment = process.env): Config {
       backoffBaseMs: readInteger(env, 'TMS_DISPATCH_BACKOFF_MS', 1000, 1, 600_000),
       idlePollMs: readInteger(env, 'TMS_DISPATCH_POLL_MS', 250, 10, 60_000),
     }),
+    templateSyncMs: readInteger(env, 'TMS_TEMPLATE_SYNC_MS', 15 * 60_000, 0, 7 * 24 * 3_600_000),
   });
 }

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { AdminDependencies } from '../services/admin.ts';
 import type { ApiKeyAuthenticator } from '../services/authentication.ts';
 import type { Dependencies } from '../services/context.ts';
+import type { AccessTokens } from '../services/platform-tokens.ts';
 import { registerClosing } from './plugins/closing.ts';
 import { registerErrorHandling } from './plugins/errors.ts';
 import { requireAdmin } from './plugins/guards.ts';
@@ -42,6 +43,8 @@ export interface AppParts {
   admin: AdminDependencies;
   authenticator: ApiKeyAuthenticator;
   logger: Logger;
+  /** The process's access tokens: shares their cache and refreshes with the dispatcher. */
+  accessTokens?: AccessTokens;
 }
 
 export async function buildApp(parts: AppParts): Promise<App> {
@@ -66,6 +69,7 @@ export async function buildApp(parts: AppParts): Promise<App> {
     admin: parts.admin,
     authenticator: parts.authenticator,
     limiter: new RateLimiter(parts.deps.config.rateLimit, parts.deps.clock),
+    accessTokens: parts.accessTokens,
   };
   registerHealth(app, route);
   registerMetrics(app, route);

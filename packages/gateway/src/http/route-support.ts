@@ -5,6 +5,7 @@ import { sha256Hex } from '../lib/crypto.ts';
 import type { AdminDependencies } from '../services/admin.ts';
 import type { ApiKeyAuthenticator } from '../services/authentication.ts';
 import type { Dependencies, RequestContext } from '../services/context.ts';
+import type { AccessTokens } from '../services/platform-tokens.ts';
 import { badRequest } from '../services/errors.ts';
 import type { IdempotencyInput, ServiceResponse } from '../services/idempotency.ts';
 import type { RateLimiter } from './plugins/rate-limit.ts';
@@ -16,6 +17,8 @@ export interface RouteDependencies {
   admin: AdminDependencies;
   authenticator: ApiKeyAuthenticator;
   limiter: RateLimiter;
+  /** The process's access tokens (shared with the dispatcher); routes that need one make their own without it. */
+  accessTokens?: AccessTokens;
 }
 
 export function contextOf(request: FastifyRequest, deps: Dependencies): RequestContext {

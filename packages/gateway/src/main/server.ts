@@ -3,6 +3,7 @@ import type { App } from '../http/route-support.ts';
 import { MessageDispatcher } from '../services/dispatch.ts';
 import { DispatcherLoop } from '../workers/dispatcher.ts';
 import { maintenanceTasks } from '../workers/maintenance.ts';
+import { templateSyncTask } from '../workers/template-sync.ts';
 import { Worker } from '../workers/worker.ts';
 import type { Runtime } from './runtime.ts';
 
@@ -20,10 +21,12 @@ export async function startService(runtime: Runtime, roles: { api: boolean; work
   let app: App | null = null;
   let url: string | null = null;
   if (roles.api) {
-    app = await buildApp({ deps: runtime.deps, admin: runtime.admin, authenticator: runtime.authenticator, logger: runtime.deps.log });
+    app = await buildApp({ deps: runtime.deps, admin: runtime.admin, authenticator: runtime.authenticator, logger: runtime.deps.log, accessTokens: runtime.accessTokens });
     url = await app.listen({ host: config.host, port: config.port });
   }
-  const worker = roles.worker ? new Worker(maintenanceTasks(runtime.deps), runtime.deps.log) : null;
+  const tasks = [...maintenanceTasks(runtime.deps)];
+  if (config.templateSyncMs > 0) tasks.push(templateSyncTask(runtime.deps, runtime.accessTokens, config.templateSyncMs));
+  const worker = roles.worker ? new Worker(tasks, runtime.deps.log) : null;
   worker?.start();
   const { dispatch } = config;
   const dispatcher = roles.worker

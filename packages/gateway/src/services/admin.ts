@@ -264,6 +264,8 @@ export async function registerTemplate(deps: Dependencies, workspaceId: string, 
     preview_url: input.preview_url ?? '',
     params: JSON.stringify(input.params),
     price: input.price,
+    price_source: 'operator',
+    synced_at: null,
     created_at: now,
     updated_at: now,
   };

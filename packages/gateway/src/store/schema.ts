@@ -66,10 +66,17 @@ export interface TemplateRow {
   template_type: number;
   preview_url: string;
   params: string;
+  /** VND charged per message: the operator's price, or the platform's while price_source is 'platform'. */
   price: number;
+  price_source: PriceSource;
+  /** When template sync last applied the platform's view of this template; null if never (or changed by the operator since). */
+  synced_at: number | null;
   created_at: number;
   updated_at: number;
 }
+
+/** 'operator': registered or updated by the operator, whose price wins; 'platform': first seen through template sync. */
+export type PriceSource = 'operator' | 'platform';
 
 export const TEMPLATE_STATUSES = ['ENABLE', 'PENDING_REVIEW', 'REJECT', 'DISABLE', 'DELETE'] as const;
 export type TemplateStatus = (typeof TEMPLATE_STATUSES)[number];

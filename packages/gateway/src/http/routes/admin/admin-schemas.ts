@@ -57,3 +57,18 @@ export const Paging = Type.Object(
 );
 
 export const WorkspaceIdParams = Type.Object({ id: Type.String() });
+
+export const TemplateSyncSummarySchema = Type.Object({
+  oa_id: Type.String(),
+  created: Type.Integer({ description: 'Templates first seen now (priced at the platform price)' }),
+  updated: Type.Integer({ description: 'Templates whose name, status, params, preview or platform price changed' }),
+  unchanged: Type.Integer(),
+  failed: Type.Array(Type.Object({ template_id: Type.String(), error: Type.String() }), { description: 'Templates left as they were, and why' }),
+  error: Nullable(Type.String({ description: 'Why the account could not be synced at all (nothing was changed then)' })),
+});
+
+export const TemplateSyncResultSchema = Type.Object({
+  workspace_id: Type.String(),
+  accounts: Type.Array(TemplateSyncSummarySchema),
+  count: Type.Integer(),
+});

@@ -1,9 +1,11 @@
 import { Type } from 'typebox';
 import { connectSenderAccount, listSenderAccounts, listWorkspaceTemplates, registerTemplate } from '../../../services/admin.ts';
+import { AccessTokens } from '../../../services/platform-tokens.ts';
+import { syncTemplates } from '../../../services/template-sync.ts';
 import type { App, RouteDependencies } from '../../route-support.ts';
 import { Nullable, errorResponses } from '../../schemas.ts';
 import { TemplateSchema, TemplateStatusSchema } from '../templates/list.ts';
-import { SenderAccountSchema, WorkspaceIdParams } from './admin-schemas.ts';
+import { SenderAccountSchema, TemplateSyncResultSchema, WorkspaceIdParams } from './admin-schemas.ts';
 
 const tags = ['operator'];
 
@@ -92,5 +94,30 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
       },
     },
     async (request) => listWorkspaceTemplates(admin, request.params.id),
+  );
+  const tokens = route.accessTokens ?? new AccessTokens(route.deps);
+  app.post(
+    '/admin/v1/workspaces/:id/templates/sync',
+    {
+      schema: {
+        tags,
+        summary: "Sync a workspace's templates from the platform now",
+        description:
+          'For each connected sender account (or the one given): lists its templates on ZNS, reads each one, and creates or updates ours with ' +
+          "the platform's name, status, params and preview. A template the operator registered keeps the operator's price; one first seen " +
+          "here gets the platform's. An account that cannot be synced (no token, platform unavailable) reports it in its error and is left unchanged.",
+        params: WorkspaceIdParams,
+        body: Type.Object({ oa_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) }, { additionalProperties: false }),
+        response: { 200: TemplateSyncResultSchema, ...errorResponses(400, 401, 404) },
+      },
+      // The body is optional: a bodiless POST syncs every connected account.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+    },
+    async (request) => {
+      const accounts = await syncTemplates(route.deps, tokens, request.params.id, request.body.oa_id);
+      return { workspace_id: request.params.id, accounts, count: accounts.length };
+    },
   );
 }

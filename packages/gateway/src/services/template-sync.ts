@@ -1,0 +1,319 @@
+/**
+ * Template sync (issue 3): the platform's templates of a workspace's sender accounts become ours,
+ * with their params, status and price. Runs on a schedule (workers/template-sync.ts), on
+ * `tms admin templates sync` and on POST /admin/v1/workspaces/:id/templates/sync; single status
+ * changes also arrive as change_template_status events (platform-events.ts).
+ *
+ * Per sender account:
+ * 1. Read everything first: GET /template/all page by page (limit 100, until metadata.total), then
+ *    GET /template/info/v2 for each listed template, and for each template we hold for that account
+ *    that the list left out (the list hides deleted templates; info still answers with DELETE).
+ *    A platform that is unavailable (transport failure, 5xx, a "try again later" code) or an account
+ *    without a usable token ends the account here, in its `error`, with nothing written. A refused
+ *    access token is refreshed once. Any other platform error on one template goes to `failed` and
+ *    the others go on.
+ * 2. Write, in one transaction per account:
+ *    - a template we do not have is created with the platform's price (the integer VND of "800.0",
+ *      0 when absent), price_source 'platform' and template_type 1 (the list has no type);
+ *    - a template we have gets the platform's name, status, params, preview and sender account;
+ *      its price only while price_source is 'platform' (the operator's price wins), its
+ *      template_type stays ours;
+ *    - a template id that belongs to another workspace is left alone and reported in `failed`.
+ * 3. The catalog cache forgets every created or changed template.
+ *
+ * Templates we hold that the platform neither lists nor answers for (info says unknown template,
+ * or not this account's) are LEFT AS THEY ARE, never deleted and never given a guessed status:
+ * messages refer to them, and the platform only has authority over what it reports. They are
+ * reported in `failed` so the operator sees the mismatch. The platform's status (DELETE included)
+ * is applied to every template it does report, through the list or through info.
+ */
+import { describePlatformError } from '../platform/error-catalogue.ts';
+import { PlatformUnavailableError, type TemplateDetail, type ZnsResult } from '../platform/zns-client.ts';
+import { runInTransaction } from '../store/database.ts';
+import { TEMPLATE_STATUSES, type TemplateRow, type TemplateStatus } from '../store/schema.ts';
+import { listSenderAccounts } from '../store/sender-accounts.ts';
+import {
+  applySyncedTemplate,
+  findTemplatesByIds,
+  insertSyncedTemplate,
+  listTemplateIdsOfAccount,
+  listWorkspacesWithConnectedAccounts,
+  markTemplatesSynced,
+} from '../store/template-sync.ts';
+import { findWorkspace } from '../store/workspaces.ts';
+import type { Dependencies } from './context.ts';
+import { notFound } from './errors.ts';
+import { ReloginRequiredError, type AccessTokens } from './platform-tokens.ts';
+import type { TemplateParam } from './template-data.ts';
+
+export interface TemplateSyncFailure {
+  template_id: string;
+  error: string;
+}
+
+/** What one sync did for one sender account. */
+export interface TemplateSyncSummary {
+  oa_id: string;
+  created: number;
+  updated: number;
+  unchanged: number;
+  /** Templates that could not be synced (the others were). */
+  failed: TemplateSyncFailure[];
+  /** Set when the account could not be synced at all (no token, platform unavailable); nothing was written then. */
+  error: string | null;
+}
+
+export type TemplateSyncTokens = Pick<AccessTokens, 'accessTokenFor' | 'reportRejected'>;
+
+/** The maximum page size of GET /template/all (reference §4). */
+const PAGE_SIZE = 100;
+/** A platform that keeps answering full pages stops being paged here (100 000 templates). */
+const MAX_PAGES = 1000;
+/** The template_type of a template first seen through sync: the list and info carry none; 1 = custom. */
+const DEFAULT_TEMPLATE_TYPE = 1;
+
+/** The account cannot be synced now: becomes the summary's `error`. */
+class AccountSyncError extends Error {}
+
+/** What the platform answered for one template; `listed` is false for one of ours the list left out. */
+type Fetched = { templateId: string; listed: boolean } & ({ detail: TemplateDetail } | { error: string });
+
+function describeCode(code: number, message: string): string {
+  const known = describePlatformError(code, message);
+  return `${code} ${message || known.message}`;
+}
+
+/** The platform's price text ("800.0") as whole VND; 0 when absent or not a price. */
+export function platformPriceVnd(price: number | null): number {
+  if (price === null || !Number.isFinite(price) || price < 0) return 0;
+  return Math.trunc(price);
+}
+
+/** Params in our shape and key order, so equal params serialise to equal text. */
+function canonicalParams(params: readonly TemplateParam[]): string {
+  return JSON.stringify(
+    params.map((param) => ({ name: param.name, type: param.type, required: param.required, max_length: param.max_length, min_length: param.min_length })),
+  );
+}
+
+function paramsOfDetail(detail: TemplateDetail): TemplateParam[] {
+  return detail.params.map((param) => ({ name: param.name, type: param.type, required: param.required, max_length: param.maxLength, min_length: param.minLength }));
+}
+
+function sameParams(storedJson: string, canonical: string): boolean {
+  if (storedJson === canonical) return true;
+  try {
+    return canonicalParams(JSON.parse(storedJson) as TemplateParam[]) === canonical;
+  } catch {
+    return false;
+  }
+}
+
+function isTemplateStatus(status: string): status is TemplateStatus {
+  return (TEMPLATE_STATUSES as readonly string[]).includes(status);
+}
+
+/** One sender account's platform calls: a refused access token is reported and replaced once. */
+class AccountSession {
+  constructor(
+    private readonly deps: Dependencies,
+    private readonly tokens: TemplateSyncTokens,
+    readonly oaId: string,
+  ) {}
+
+  async call<T>(operation: (token: string) => Promise<ZnsResult<T>>): Promise<ZnsResult<T>> {
+    let token = await this.tokens.accessTokenFor(this.oaId);
+    let result = await operation(token);
+    if (!result.ok && describePlatformError(result.code, result.message).retry === 'refresh_token') {
+      this.tokens.reportRejected(this.oaId, token);
+      token = await this.tokens.accessTokenFor(this.oaId);
+      result = await operation(token);
+    }
+    return result;
+  }
+
+  /** Every template id the platform lists for the account, in its order, each once. */
+  async listedTemplateIds(): Promise<string[]> {
+    const ids = new Set<string>();
+    let offset = 0;
+    for (let page = 0; page < MAX_PAGES; page += 1) {
+      const result = await this.call((token) => this.deps.platform.listTemplates(token, { offset, limit: PAGE_SIZE }));
+      if (!result.ok) {
+        const text = describeCode(result.code, result.message);
+        const transient = describePlatformError(result.code, result.message).retry === 'backoff';
+        throw new AccountSyncError(transient ? `the platform is unavailable: ${text}` : `the platform refused to list the templates: ${text}`);
+      }
+      for (const template of result.data.templates) ids.add(template.templateId);
+      offset += result.data.templates.length;
+      if (result.data.templates.length === 0 || offset >= result.data.total) break;
+    }
+    return [...ids];
+  }
+
+  async detail(templateId: string, listed: boolean): Promise<Fetched> {
+    const result = await this.call((token) => this.deps.platform.getTemplateInfo(token, templateId));
+    if (result.ok) return { templateId, listed, detail: result.data };
+    const text = describeCode(result.code, result.message);
+    // "Try again later": the platform is not answering properly now; retry the whole account later.
+    if (describePlatformError(result.code, result.message).retry === 'backoff') throw new AccountSyncError(`the platform is unavailable: ${text}`);
+    return { templateId, listed, error: text };
+  }
+}
+
+async function requireWorkspace(deps: Dependencies, workspaceId: string): Promise<void> {
+  if (!(await findWorkspace(deps.store.db, workspaceId))) throw notFound(`workspace ${workspaceId} not found`);
+}
+
+/**
+ * Syncs the templates of the workspace's connected sender accounts, or of the one given (whatever
+ * its status: a disconnected one reports why in its `error`). One summary per account.
+ */
+export async function syncTemplates(deps: Dependencies, tokens: TemplateSyncTokens, workspaceId: string, oaId?: string): Promise<TemplateSyncSummary[]> {
+  await requireWorkspace(deps, workspaceId);
+  const accounts = await listSenderAccounts(deps.store.db, workspaceId, oaId);
+  if (oaId !== undefined && accounts.length === 0) throw notFound(`sender account ${oaId} not found in workspace ${workspaceId}`);
+  const targets = oaId === undefined ? accounts.filter((account) => account.status === 'connected') : accounts;
+  const summaries: TemplateSyncSummary[] = [];
+  // One account at a time: the platform's rate limits are per app, and this is background work.
+  for (const account of targets) summaries.push(await syncAccount(deps, tokens, workspaceId, account.oa_id));
+  return summaries;
+}
+
+async function syncAccount(deps: Dependencies, tokens: TemplateSyncTokens, workspaceId: string, oaId: string): Promise<TemplateSyncSummary> {
+  const summary: TemplateSyncSummary = { oa_id: oaId, created: 0, updated: 0, unchanged: 0, failed: [], error: null };
+  const session = new AccountSession(deps, tokens, oaId);
+  let fetched: Fetched[];
+  try {
+    const listed = await session.listedTemplateIds();
+    const listedSet = new Set(listed);
+    const unlisted = (await listTemplateIdsOfAccount(deps.store.db, workspaceId, oaId)).filter((id) => !listedSet.has(id));
+    fetched = [];
+    for (const templateId of listed) fetched.push(await session.detail(templateId, true));
+    for (const templateId of unlisted) fetched.push(await session.detail(templateId, false));
+  } catch (error) {
+    if (error instanceof AccountSyncError) summary.error = error.message;
+    else if (error instanceof ReloginRequiredError) summary.error = error.message;
+    else if (error instanceof PlatformUnavailableError) summary.error = `the platform is unavailable: ${error.message}`;
+    else throw error;
+    deps.log.warn({ oaId, workspaceId, problem: summary.error }, 'template sync skipped a sender account');
+    return summary;
+  }
+
+  const outcome = await writeAccount(deps, workspaceId, oaId, fetched);
+  summary.created = outcome.created.length;
+  summary.updated = outcome.updated.length;
+  summary.unchanged = outcome.unchanged;
+  summary.failed = outcome.failed;
+  for (const templateId of [...outcome.created, ...outcome.updated]) deps.catalog.forgetTemplate(workspaceId, templateId);
+  return summary;
+}
+
+interface WriteOutcome {
+  created: string[];
+  updated: string[];
+  unchanged: number;
+  failed: TemplateSyncFailure[];
+}
+
+/** Step 2, in one transaction; it only touches the database, so PostgreSQL may rerun it whole. */
+async function writeAccount(deps: Dependencies, workspaceId: string, oaId: string, fetched: readonly Fetched[]): Promise<WriteOutcome> {
+  return runInTransaction(deps.store, async (trx) => {
+    const outcome: WriteOutcome = { created: [], updated: [], unchanged: 0, failed: [] };
+    const now = deps.clock();
+    const existing = new Map((await findTemplatesByIds(trx, fetched.map((entry) => entry.templateId))).map((row) => [row.template_id, row]));
+    const confirmed: string[] = [];
+    for (const entry of fetched) {
+      const row = existing.get(entry.templateId);
+      if ('error' in entry) {
+        const error = entry.listed
+          ? `the platform lists it but its details were refused: ${entry.error}${row ? '; left as it is' : ''}`
+          : `the platform does not list it for sender account ${oaId} and answers ${entry.error}; left as it is`;
+        outcome.failed.push({ template_id: entry.templateId, error });
+        continue;
+      }
+      const { detail } = entry;
+      if (!isTemplateStatus(detail.status)) {
+        outcome.failed.push({ template_id: entry.templateId, error: `the platform reports the unknown status "${detail.status}"; left as it is` });
+        continue;
+      }
+      const params = canonicalParams(paramsOfDetail(detail));
+      const price = platformPriceVnd(detail.price);
+      if (!row) {
+        const created = await insertSyncedTemplate(trx, {
+          template_id: entry.templateId,
+          workspace_id: workspaceId,
+          oa_id: oaId,
+          name: detail.templateName,
+          status: detail.status,
+          template_type: DEFAULT_TEMPLATE_TYPE,
+          preview_url: detail.previewUrl,
+          params,
+          price,
+          price_source: 'platform',
+          synced_at: now,
+          created_at: now,
+          updated_at: now,
+        });
+        if (created) outcome.created.push(entry.templateId);
+        else outcome.failed.push({ template_id: entry.templateId, error: 'the template was registered while the sync ran; it is synced next time' });
+        continue;
+      }
+      if (row.workspace_id !== workspaceId) {
+        outcome.failed.push({ template_id: entry.templateId, error: 'the template id is registered in another workspace; left as it is' });
+        continue;
+      }
+      if (isUnchanged(row, { oaId, name: detail.templateName, status: detail.status, previewUrl: detail.previewUrl, params, price })) {
+        confirmed.push(entry.templateId);
+        outcome.unchanged += 1;
+        continue;
+      }
+      await applySyncedTemplate(trx, {
+        workspaceId,
+        templateId: entry.templateId,
+        oaId,
+        name: detail.templateName,
+        status: detail.status,
+        previewUrl: detail.previewUrl,
+        params,
+        platformPrice: price,
+        now,
+      });
+      outcome.updated.push(entry.templateId);
+    }
+    await markTemplatesSynced(trx, workspaceId, confirmed, now);
+    return outcome;
+  });
+}
+
+function isUnchanged(row: TemplateRow, platform: { oaId: string; name: string; status: TemplateStatus; previewUrl: string; params: string; price: number }): boolean {
+  return (
+    row.oa_id === platform.oaId &&
+    row.name === platform.name &&
+    row.status === platform.status &&
+    row.preview_url === platform.previewUrl &&
+    sameParams(row.params, platform.params) &&
+    (row.price_source === 'operator' || row.price === platform.price)
+  );
+}
+
+export interface WorkspaceTemplateSync {
+  workspace_id: string;
+  accounts: TemplateSyncSummary[];
+}
+
+/**
+ * The periodic sync: every workspace with a connected sender account, one after the other. A
+ * workspace whose sync throws (a database error, a secret that cannot be decrypted) is logged and
+ * the others still run.
+ */
+export async function syncAllWorkspaces(deps: Dependencies, tokens: TemplateSyncTokens): Promise<WorkspaceTemplateSync[]> {
+  const results: WorkspaceTemplateSync[] = [];
+  for (const workspaceId of await listWorkspacesWithConnectedAccounts(deps.store.db)) {
+    try {
+      results.push({ workspace_id: workspaceId, accounts: await syncTemplates(deps, tokens, workspaceId) });
+    } catch (error) {
+      deps.log.error({ err: error, workspaceId }, 'template sync of a workspace failed');
+    }
+  }
+  return results;
+}

@@ -1,0 +1,33 @@
+import type { Dependencies } from '../services/context.ts';
+import { syncAllWorkspaces, type TemplateSyncTokens } from '../services/template-sync.ts';
+import type { PeriodicTask } from './worker.ts';
+
+/**
+ * Template sync on a schedule (TMS_TEMPLATE_SYNC_MS): every workspace's connected sender accounts,
+ * first when the worker starts, then `everyMs` after each run ends (runs never overlap). Every
+ * worker process runs it; a sync is idempotent, so several workers only repeat platform calls.
+ */
+export function templateSyncTask(deps: Dependencies, tokens: TemplateSyncTokens, everyMs: number): PeriodicTask {
+  return {
+    name: 'template-sync',
+    intervalMs: everyMs,
+    run: async () => {
+      const results = await syncAllWorkspaces(deps, tokens);
+      let created = 0;
+      let updated = 0;
+      let failed = 0;
+      let accountErrors = 0;
+      for (const { accounts } of results) {
+        for (const account of accounts) {
+          created += account.created;
+          updated += account.updated;
+          failed += account.failed.length;
+          if (account.error !== null) accountErrors += 1;
+        }
+      }
+      const fields = { workspaces: results.length, created, updated, failed, accountErrors };
+      if (created + updated + failed + accountErrors > 0) deps.log.info(fields, 'templates synced from the platform');
+      else deps.log.debug(fields, 'templates synced from the platform: no changes');
+    },
+  };
+}
