@@ -1,7 +1,7 @@
 import { deleteExpiredIdempotencyRecords, findIdempotencyRecord } from '../store/idempotency.ts';
 import type { IdempotencyRecordRow } from '../store/schema.ts';
 import { ApiError, conflict } from './errors.ts';
-import type { RequestContext } from './context.ts';
+import type { Dependencies, RequestContext } from './context.ts';
 
 export const IDEMPOTENCY_LIFETIME_MS = 24 * 60 * 60 * 1000;
 
@@ -67,6 +67,6 @@ export async function runIdempotently(
 }
 
 /** Maintenance: removes idempotency records past their 24-hour life. */
-export async function purgeExpiredIdempotencyRecords(deps: { store: { db: Parameters<typeof deleteExpiredIdempotencyRecords>[0] }; clock: () => number }): Promise<number> {
+export async function purgeExpiredIdempotencyRecords(deps: Pick<Dependencies, 'store' | 'clock'>): Promise<number> {
   return deleteExpiredIdempotencyRecords(deps.store.db, deps.clock());
 }

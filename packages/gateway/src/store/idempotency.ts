@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { Transaction } from './database.ts';
 import type { Database, IdempotencyRecordRow } from './schema.ts';
 
@@ -27,15 +27,10 @@ export async function findIdempotencyRecord(
  */
 export async function claimIdempotencyKeys(trx: Transaction, refs: IdempotencyKeyRef[], now: number): Promise<Set<string>> {
   if (refs.length === 0) return new Set();
-  const matchesAny = trx.selectFrom('idempotency_records').where((eb) =>
-    eb.or(refs.map((ref) => eb.and([eb('workspace_id', '=', ref.workspaceId), eb('idempotency_key', '=', ref.key)]))),
-  );
-  await trx
-    .deleteFrom('idempotency_records')
-    .where('expires_at', '<=', now)
-    .where((eb) => eb.or(refs.map((ref) => eb.and([eb('workspace_id', '=', ref.workspaceId), eb('idempotency_key', '=', ref.key)]))))
-    .execute();
-  const live = await matchesAny.select(['workspace_id', 'idempotency_key']).execute();
+  const matchesRefs = (eb: ExpressionBuilder<Database, 'idempotency_records'>) =>
+    eb.or(refs.map((ref) => eb.and([eb('workspace_id', '=', ref.workspaceId), eb('idempotency_key', '=', ref.key)])));
+  await trx.deleteFrom('idempotency_records').where('expires_at', '<=', now).where(matchesRefs).execute();
+  const live = await trx.selectFrom('idempotency_records').select(['workspace_id', 'idempotency_key']).where(matchesRefs).execute();
   return new Set(live.map((row) => idempotencyKeyId({ workspaceId: row.workspace_id, key: row.idempotency_key })));
 }
 
