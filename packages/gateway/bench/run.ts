@@ -20,6 +20,11 @@
  * TMS_BENCH_CPU_PROF=1 (gateway children write .cpuprofile files to bench-results/profiles/),
  * TMS_BENCH_GATEWAY_ENV (extra gateway variables, e.g. "TMS_PG_POOL_SIZE=20 TMS_LOG_LEVEL=error"),
  * TMS_BENCH_NODE_ARGS (extra node flags for the gateway children, e.g. "--import ./my-probe.mjs").
+ *
+ * Dispatch (see dispatch.ts): dispatch-sqlite-0ms, dispatch-sqlite-50ms, dispatch-postgres-1w-0ms,
+ * dispatch-postgres-1w-50ms, dispatch-postgres-2w-0ms, dispatch-postgres-2w-50ms: messages/s from
+ * `queued` to `sent` through the ZNS simulator. TMS_BENCH_DISPATCH_MESSAGES (50000) messages per
+ * scenario, TMS_BENCH_DISPATCH_TIMEOUT_SECONDS (120) at most for the workers to send them all.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -28,6 +33,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { BATCH_SIZE, batchShape, runLoad, singleSendShape, type AcceptedIds, type LoadRun, type LoadShape } from './load.ts';
+import { DISPATCH_SCENARIOS, dispatchTable, dispatchTargets, runDispatch, type DispatchResult } from './dispatch.ts';
 import { freePort, neutralEnvironment, startServer, type ServerProcess } from './processes.ts';
 import { evaluateTargets, markdown, targetLines, textTable, type ScenarioKind, type ScenarioResult, type StoreName } from './report.ts';
 import { checkPostgres, checkSqlite, type StoreCheck } from './verify.ts';
@@ -60,6 +66,8 @@ const EXTRA_GATEWAY_ENV = Object.fromEntries(
     .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
 );
 const EXTRA_NODE_ARGS = (process.env.TMS_BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+const DISPATCH_MESSAGES = integerSetting('TMS_BENCH_DISPATCH_MESSAGES', 50_000);
+const DISPATCH_TIMEOUT_SECONDS = integerSetting('TMS_BENCH_DISPATCH_TIMEOUT_SECONDS', 120);
 const POSTGRES_URL = process.env.TMS_BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
 // The harness reads its PostgreSQL URL when it is loaded: point it at the benchmark's first.
@@ -270,6 +278,24 @@ async function main(): Promise<void> {
     }
   }
 
+  const dispatchResults: DispatchResult[] = [];
+  for (const scenario of DISPATCH_SCENARIOS) {
+    if (!wanted(scenario.id) || !stores.includes(scenario.store)) continue;
+    dispatchResults.push(
+      await runDispatch(scenario, {
+        root: ROOT,
+        harness,
+        messages: DISPATCH_MESSAGES,
+        timeoutSeconds: DISPATCH_TIMEOUT_SECONDS,
+        extraEnv: EXTRA_GATEWAY_ENV,
+        nodeArgs: EXTRA_NODE_ARGS,
+        profileDir: CPU_PROFILE ? join(RESULTS_DIR, 'profiles') : null,
+        say,
+      }),
+    );
+  }
+  const dispatchGoals = dispatchTargets(dispatchResults);
+
   const targets = evaluateTargets(results);
   const date = new Date().toISOString().slice(0, 10);
   const settings = `${SECONDS} s per scenario after ${WARMUP_SECONDS} s warm-up, single sends at ${CONNECTIONS} connections, batches at ${BATCH_CONNECTIONS}; the ceiling measured right before each store's single sends; load generator (autocannon) and PostgreSQL on the same machine`;
@@ -288,8 +314,15 @@ async function main(): Promise<void> {
   console.log('peak RSS: VmHWM of the server process, restarted per scenario (start-up, seeding, warm-up and run);');
   console.log('server CPU: user + system time of the server process during the measured run, per second and per good answer');
   console.log('');
-  console.log(textTable(results));
-  console.log('');
+  if (results.length > 0) {
+    console.log(textTable(results));
+    console.log('');
+  }
+  if (dispatchResults.length > 0) {
+    console.log(`Dispatch, queued → sent through the ZNS simulator (${DISPATCH_MESSAGES.toLocaleString('en-US')} messages accepted first; timed from worker start; events off):`);
+    console.log(dispatchTable(dispatchResults));
+    console.log('');
+  }
   for (const result of results) {
     if (result.storeCheck) {
       const check = result.storeCheck;
@@ -300,28 +333,31 @@ async function main(): Promise<void> {
       );
     }
   }
-  const troubled = results.filter((result) => result.problems.length > 0);
+  const troubled: { id: string; problems: string[]; errorDetail?: { samples: string[] } }[] = [...results, ...dispatchResults].filter((result) => result.problems.length > 0);
   if (troubled.length > 0) {
     console.log('');
     console.log('!!!!!!!! THIS RUN HAS ERRORS: the numbers of these scenarios are not valid !!!!!!!!');
     for (const result of troubled) {
       console.log(`  ${result.id}: ${result.problems.join('; ')}`);
-      for (const sample of result.errorDetail.samples) console.log(`    e.g. ${sample}`);
+      for (const sample of result.errorDetail?.samples ?? []) console.log(`    e.g. ${sample}`);
     }
   }
   for (const note of notes) console.log(`NOTE: ${note}`);
   console.log('');
   console.log('Targets:');
   console.log(targetLines(targets));
+  for (const goal of dispatchGoals) console.log(`  ${goal.met === null ? 'n/a ' : goal.met ? 'PASS' : 'FAIL'}  ${goal.text}`);
   const md = markdown({ results, targets, machine, settings, date });
-  console.log('');
-  console.log('Markdown for the README:');
-  console.log('');
-  console.log(md);
+  if (results.length > 0) {
+    console.log('');
+    console.log('Markdown for the README:');
+    console.log('');
+    console.log(md);
+  }
 
   mkdirSync(RESULTS_DIR, { recursive: true });
   const file = join(RESULTS_DIR, 'latest.json');
-  const report = { date: new Date().toISOString(), commit, machine, loadAverageBefore: load, loadAverageAfter: loadAfter, settings: { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS, batchConnections: BATCH_CONNECTIONS, batchSize: BATCH_SIZE }, notes, results, targets, markdown: md };
+  const report = { date: new Date().toISOString(), commit, machine, loadAverageBefore: load, loadAverageAfter: loadAfter, settings: { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS, batchConnections: BATCH_CONNECTIONS, batchSize: BATCH_SIZE }, notes, results, targets, dispatch: { messages: DISPATCH_MESSAGES, results: dispatchResults, targets: dispatchGoals }, markdown: md };
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   console.log('');
   console.log(`Results written to ${file} (${((Date.now() - started) / 1000).toFixed(0)} s in all)`);
