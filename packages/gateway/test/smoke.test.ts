@@ -22,4 +22,21 @@ describe.each(STORE_KINDS)('send and read back (%s)', (kind) => {
     const wallet = await gateway.admin('GET', `/workspaces/${workspace.workspaceId}/wallet`);
     expect(wallet.body.balance).toBe(1_000_000 - 300);
   });
+
+  it('stores text byte for byte through the bulk insert, whatever characters it holds', async () => {
+    const names = ['He said "hi" \\ ok', '{a,b} (c) NULL', "O'Brien, Nguyễn Văn Ánh", 'tab\there', 'NULL'];
+    const response = await gateway.request('POST', '/api/v1/messages/batch', {
+      key: workspace.apiKey,
+      body: { template_id: workspace.templateId, recipients: names.map((name, index) => ({ phone: `09123400${index}0`, template_data: { name, code: `c${index}` } })) },
+    });
+    expect(response.status).toBe(202);
+    const ids: string[] = response.body.results.map((result: { msg_id: string }) => result.msg_id);
+    const rows = await gateway.runtime.deps.store.db.selectFrom('messages').select(['id', 'template_data', 'rsa_phone', 'quota_day']).where('id', 'in', ids).execute();
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    ids.forEach((id, index) => {
+      expect(JSON.parse(byId.get(id)!.template_data)).toEqual({ name: names[index], code: `c${index}` });
+      expect(byId.get(id)!.rsa_phone).toBeNull();
+      expect(byId.get(id)!.quota_day).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    });
+  });
 });
