@@ -14,7 +14,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
-import { freePort, neutralEnvironment, readCpuSeconds, readPeakRssMb, startServer, type ServerProcess } from './processes.ts';
+import { benchGatewayEnvironment, freePort, neutralEnvironment, readCpuSeconds, readPeakRssMb, startServer, stopChild, type ServerProcess } from './processes.ts';
 import type * as Harness from '../test/harness.ts';
 
 export const DISPATCH_SCENARIOS = [
@@ -88,14 +88,7 @@ function spawnChild(root: string, args: string[], env: Record<string, string>): 
     child,
     output: () => captured,
     exited,
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      child.kill('SIGTERM');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      const code = await exited;
-      clearTimeout(killer);
-      return code;
-    },
+    stop: () => stopChild(child, exited),
   };
 }
 
@@ -227,17 +220,7 @@ export async function runDispatch(scenario: DispatchScenario, context: DispatchC
   let api: ServerProcess | null = null;
   let counter: Counter | null = null;
   try {
-    const env = {
-      ...neutralEnvironment(),
-      ...harness.gatewayEnvironment(database, {
-        TMS_RATE_LIMIT_PER_SECOND: '1000000',
-        TMS_RATE_LIMIT_BURST: '1000000',
-        TMS_LOG_LEVEL: 'warn',
-        ZNS_OAUTH_URL: sim.url,
-        ZNS_API_URL: sim.url,
-        ...context.extraEnv,
-      }),
-    };
+    const env = benchGatewayEnvironment(harness, database, { ZNS_OAUTH_URL: sim.url, ZNS_API_URL: sim.url, ...context.extraEnv });
     const acceptStarted = performance.now();
     api = await startServer({ cwd: context.root, script: join(context.root, 'packages/gateway/bin/tms.js'), args: ['api'], env, port: await freePort() });
     await seedAndAccept(api, env.TMS_ADMIN_TOKEN!, context.messages);

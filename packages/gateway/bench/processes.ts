@@ -48,6 +48,28 @@ export function readCpuSeconds(pid: number): number | null {
 const OUTPUT_KEEP_CHARS = 16_000;
 
 /** The parent's environment without anything that configures a gateway (DATABASE_URL, TMS_*). */
+/** SIGTERM, then SIGKILL if the child has not exited within 20 s; resolves with its exit code. */
+export async function stopChild(child: ChildProcess, exited: Promise<number | null>): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+  child.kill('SIGTERM');
+  const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  const code = await exited;
+  clearTimeout(killer);
+  return code;
+}
+
+/** A gateway's environment for a bench run: its own database and secrets, no rate limit, quiet logs. */
+export function benchGatewayEnvironment(
+  harness: Pick<typeof import('../test/harness.ts'), 'gatewayEnvironment'>,
+  database: Parameters<typeof import('../test/harness.ts').gatewayEnvironment>[0],
+  extra: Record<string, string>,
+): Record<string, string> {
+  return {
+    ...neutralEnvironment(),
+    ...harness.gatewayEnvironment(database, { TMS_RATE_LIMIT_PER_SECOND: '1000000', TMS_RATE_LIMIT_BURST: '1000000', TMS_LOG_LEVEL: 'warn', ...extra }),
+  };
+}
+
 export function neutralEnvironment(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) {
@@ -119,12 +141,7 @@ export async function startServer(input: {
     endedEarly: () => early,
     stop: async () => {
       stopping = true;
-      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      child.kill('SIGTERM');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      const code = await exited;
-      clearTimeout(killer);
-      return code;
+      return stopChild(child, exited);
     },
   };
 }

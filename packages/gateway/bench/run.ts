@@ -34,7 +34,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { BATCH_SIZE, batchShape, runLoad, singleSendShape, type AcceptedIds, type LoadRun, type LoadShape } from './load.ts';
 import { DISPATCH_SCENARIOS, dispatchTable, dispatchTargets, runDispatch, type DispatchResult } from './dispatch.ts';
-import { freePort, neutralEnvironment, startServer, type ServerProcess } from './processes.ts';
+import { benchGatewayEnvironment, freePort, neutralEnvironment, startServer, type ServerProcess } from './processes.ts';
 import { evaluateTargets, markdown, targetLines, textTable, type ScenarioKind, type ScenarioResult, type StoreName } from './report.ts';
 import { checkPostgres, checkSqlite, type StoreCheck } from './verify.ts';
 import type { TestGateway } from '../test/harness.ts';
@@ -166,15 +166,7 @@ async function runGateway(id: string, kind: 'single' | 'batch', store: 'sqlite' 
   const ids: AcceptedIds = [];
   let server: ServerProcess | null = null;
   try {
-    const env = {
-      ...neutralEnvironment(),
-      ...harness.gatewayEnvironment(database, {
-        TMS_RATE_LIMIT_PER_SECOND: '1000000',
-        TMS_RATE_LIMIT_BURST: '1000000',
-        TMS_LOG_LEVEL: 'warn',
-        ...EXTRA_GATEWAY_ENV,
-      }),
-    };
+    const env = benchGatewayEnvironment(harness, database, EXTRA_GATEWAY_ENV);
     const profileDir = join(RESULTS_DIR, 'profiles', id);
     if (CPU_PROFILE) mkdirSync(profileDir, { recursive: true });
     server = await startServer({
