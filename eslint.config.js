@@ -57,6 +57,18 @@ export default tseslint.config(
     },
   },
   {
+    // The SDK speaks the public contract only (DESIGN.md): its tests run the gateway and the simulator as processes.
+    files: ['packages/client/**/*.ts', 'packages/client/**/*.js'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{
+          group: ['**/gateway', '**/gateway/**', '**/zns-sim', '**/zns-sim/**', '@tms/gateway', '@tms/gateway/**', '@tms/zns-sim', '@tms/zns-sim/**'],
+          message: 'packages/client may not import anything from packages/gateway or packages/zns-sim (it speaks the public contract only; see DESIGN.md).',
+        }],
+      }],
+    },
+  },
+  {
     files: ['packages/gateway/src/config/**/*.ts', '**/test/**/*.ts', '**/*.test.ts', '**/bench/**/*.ts', 'vitest.config.ts', '**/bin/*.js', 'scripts/*.js'],
     rules: { 'no-restricted-syntax': 'off' },
   },
