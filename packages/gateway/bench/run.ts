@@ -25,6 +25,12 @@
  * dispatch-postgres-1w-50ms, dispatch-postgres-2w-0ms, dispatch-postgres-2w-50ms: messages/s from
  * `queued` to `sent` through the ZNS simulator. TMS_BENCH_DISPATCH_MESSAGES (50000) messages per
  * scenario, TMS_BENCH_DISPATCH_TIMEOUT_SECONDS (120) at most for the workers to send them all.
+ *
+ * Webhooks (see webhooks.ts): webhooks-deliveries-sqlite, webhooks-deliveries-postgres (deliveries/s
+ * from one `tms worker` to a receiver that answers at once; TMS_BENCH_WEBHOOK_DELIVERIES, 50000) and
+ * webhooks-loop-sqlite, webhooks-loop-postgres (TMS_BENCH_LOOP_MESSAGES, 20000, through the API on
+ * `tms start` to verified reports; webhooks-loop-postgres-split on `tms api` + `tms worker`; TMS_BENCH_LOOP_BATCH recipients per request, 1 = single sends;
+ * TMS_BENCH_LOOP_CONNECTIONS, 32). TMS_BENCH_WEBHOOK_TIMEOUT_SECONDS (180) at most per scenario.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -37,6 +43,7 @@ import { DISPATCH_SCENARIOS, dispatchTable, dispatchTargets, runDispatch, type D
 import { benchGatewayEnvironment, freePort, neutralEnvironment, startServer, type ServerProcess } from './processes.ts';
 import { evaluateTargets, markdown, targetLines, textTable, type ScenarioKind, type ScenarioResult, type StoreName } from './report.ts';
 import { checkPostgres, checkSqlite, type StoreCheck } from './verify.ts';
+import { WEBHOOK_SCENARIOS, runWebhookScenario, webhookTable, webhookTargets, type WebhookResult } from './webhooks.ts';
 import type { TestGateway } from '../test/harness.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -69,6 +76,11 @@ const EXTRA_NODE_ARGS = (process.env.TMS_BENCH_NODE_ARGS ?? '').split(/\s+/).fil
 const DISPATCH_MESSAGES = integerSetting('TMS_BENCH_DISPATCH_MESSAGES', 50_000);
 const DISPATCH_TIMEOUT_SECONDS = integerSetting('TMS_BENCH_DISPATCH_TIMEOUT_SECONDS', 120);
 const POSTGRES_URL = process.env.TMS_BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const WEBHOOK_DELIVERIES = integerSetting('TMS_BENCH_WEBHOOK_DELIVERIES', 50_000);
+const LOOP_MESSAGES = integerSetting('TMS_BENCH_LOOP_MESSAGES', 20_000);
+const LOOP_BATCH = integerSetting('TMS_BENCH_LOOP_BATCH', 1);
+const LOOP_CONNECTIONS = integerSetting('TMS_BENCH_LOOP_CONNECTIONS', 32);
+const WEBHOOK_TIMEOUT_SECONDS = integerSetting('TMS_BENCH_WEBHOOK_TIMEOUT_SECONDS', 180);
 
 // The harness reads its PostgreSQL URL when it is loaded: point it at the benchmark's first.
 process.env.TMS_TEST_DATABASE_URL = POSTGRES_URL;
@@ -288,6 +300,27 @@ async function main(): Promise<void> {
   }
   const dispatchGoals = dispatchTargets(dispatchResults);
 
+  const webhookResults: WebhookResult[] = [];
+  for (const scenario of WEBHOOK_SCENARIOS) {
+    if (!wanted(scenario.id) || !stores.includes(scenario.store)) continue;
+    webhookResults.push(
+      await runWebhookScenario(scenario, {
+        root: ROOT,
+        harness,
+        deliveries: WEBHOOK_DELIVERIES,
+        loopMessages: LOOP_MESSAGES,
+        loopBatch: LOOP_BATCH,
+        loopConnections: LOOP_CONNECTIONS,
+        timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS,
+        extraEnv: EXTRA_GATEWAY_ENV,
+        nodeArgs: EXTRA_NODE_ARGS,
+        profileDir: CPU_PROFILE ? join(RESULTS_DIR, 'profiles') : null,
+        say,
+      }),
+    );
+  }
+  const webhookGoals = webhookTargets(webhookResults);
+
   const targets = evaluateTargets(results);
   const date = new Date().toISOString().slice(0, 10);
   const settings = `${SECONDS} s per scenario after ${WARMUP_SECONDS} s warm-up, single sends at ${CONNECTIONS} connections, batches at ${BATCH_CONNECTIONS}; the ceiling measured right before each store's single sends; load generator (autocannon) and PostgreSQL on the same machine`;
@@ -315,6 +348,11 @@ async function main(): Promise<void> {
     console.log(dispatchTable(dispatchResults));
     console.log('');
   }
+  if (webhookResults.length > 0) {
+    console.log(`Delivery-report webhooks (every report's signature verified by the receiver; loop: ${LOOP_BATCH === 1 ? 'single sends' : `batches of ${LOOP_BATCH}`} at ${LOOP_CONNECTIONS} connections):`);
+    console.log(webhookTable(webhookResults));
+    console.log('');
+  }
   for (const result of results) {
     if (result.storeCheck) {
       const check = result.storeCheck;
@@ -325,7 +363,7 @@ async function main(): Promise<void> {
       );
     }
   }
-  const troubled: { id: string; problems: string[]; errorDetail?: { samples: string[] } }[] = [...results, ...dispatchResults].filter((result) => result.problems.length > 0);
+  const troubled: { id: string; problems: string[]; errorDetail?: { samples: string[] } }[] = [...results, ...dispatchResults, ...webhookResults].filter((result) => result.problems.length > 0);
   if (troubled.length > 0) {
     console.log('');
     console.log('!!!!!!!! THIS RUN HAS ERRORS: the numbers of these scenarios are not valid !!!!!!!!');
@@ -339,6 +377,7 @@ async function main(): Promise<void> {
   console.log('Targets:');
   console.log(targetLines(targets));
   for (const goal of dispatchGoals) console.log(`  ${goal.met === null ? 'n/a ' : goal.met ? 'PASS' : 'FAIL'}  ${goal.text}`);
+  for (const goal of webhookGoals) console.log(`  ${goal.met === null ? 'n/a ' : goal.met ? 'PASS' : 'FAIL'}  ${goal.text}`);
   const md = markdown({ results, targets, machine, settings, date });
   if (results.length > 0) {
     console.log('');
@@ -349,7 +388,7 @@ async function main(): Promise<void> {
 
   mkdirSync(RESULTS_DIR, { recursive: true });
   const file = join(RESULTS_DIR, 'latest.json');
-  const report = { date: new Date().toISOString(), commit, machine, loadAverageBefore: load, loadAverageAfter: loadAfter, settings: { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS, batchConnections: BATCH_CONNECTIONS, batchSize: BATCH_SIZE }, notes, results, targets, dispatch: { messages: DISPATCH_MESSAGES, results: dispatchResults, targets: dispatchGoals }, markdown: md };
+  const report = { date: new Date().toISOString(), commit, machine, loadAverageBefore: load, loadAverageAfter: loadAfter, settings: { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS, batchConnections: BATCH_CONNECTIONS, batchSize: BATCH_SIZE }, notes, results, targets, dispatch: { messages: DISPATCH_MESSAGES, results: dispatchResults, targets: dispatchGoals }, webhooks: { deliveries: WEBHOOK_DELIVERIES, loopMessages: LOOP_MESSAGES, loopBatch: LOOP_BATCH, results: webhookResults, targets: webhookGoals }, markdown: md };
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   console.log('');
   console.log(`Results written to ${file} (${((Date.now() - started) / 1000).toFixed(0)} s in all)`);

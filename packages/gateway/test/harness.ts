@@ -75,6 +75,9 @@ export function gatewayEnvironment(database: TestDatabase, overrides: Record<str
     TMS_LOG_LEVEL: 'silent',
     TMS_DEMO_SEED: 'false',
     TMS_WEBHOOK_ALLOW_PRIVATE: 'true',
+    // A test that gives no platform (ZNS_API_URL) has none: the gateway must not ask the real one
+    // for quotas, so it runs with platform quota lookups off (the configured daily_quota applies).
+    ...(overrides.ZNS_API_URL === undefined ? { TMS_PLATFORM_QUOTA_CACHE_MS: '0' } : {}),
     ...database.env,
     ...overrides,
   };

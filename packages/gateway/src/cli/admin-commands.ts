@@ -21,6 +21,7 @@ import { SCOPES, type Scope } from '../services/authentication.ts';
 import { badRequest } from '../services/errors.ts';
 import { AccessTokens } from '../services/platform-tokens.ts';
 import { syncTemplates } from '../services/template-sync.ts';
+import { getWebhookDelivery, listWebhookDeliveries, redeliverFailedWebhooks, redeliverWebhook } from '../services/webhook-deliveries.ts';
 import { TEMPLATE_STATUSES, type TemplateStatus } from '../services/vocabulary.ts';
 
 export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
@@ -42,7 +43,13 @@ export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
               (fields: template_id, name, status, template_type, oa_id, preview_url, price, params)
   templates list WORKSPACE_ID
   templates sync WORKSPACE_ID [--oa-id ID]
-              (from the platform: every connected sender account, or the one given)`;
+              (from the platform: every connected sender account, or the one given)
+  webhooks list [--workspace ID] [--status pending|delivered|failed|cancelled] [--since TIME]
+              [--until TIME] [--limit N]        (delivery-report webhooks, newest first)
+  webhooks show DELIVERY_ID                   (the body sent and the attempt log)
+  webhooks redeliver DELIVERY_ID              (again, to the key's current URL)
+  webhooks redeliver-failed --since TIME [--workspace ID]
+              (every delivery that failed at or after TIME; ISO 8601, no offset = Vietnam time)`;
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -62,6 +69,10 @@ const OPTIONS = {
   'default-mode': { type: 'string' },
   'rsa-public-key-file': { type: 'string' },
   file: { type: 'string' },
+  workspace: { type: 'string' },
+  status: { type: 'string' },
+  since: { type: 'string' },
+  until: { type: 'string' },
 } as const;
 
 type Values = Partial<Record<keyof typeof OPTIONS, string | boolean>>;
@@ -75,6 +86,11 @@ function required(values: Values, name: keyof typeof OPTIONS): string {
   const value = values[name];
   if (typeof value !== 'string' || value === '') throw badRequest(`--${name} is required`);
   return value;
+}
+
+function optional(values: Values, name: keyof typeof OPTIONS): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
 }
 
 function positional(args: string[], index: number, what: string): string {
@@ -184,6 +200,20 @@ export async function runAdminCommand(deps: AdminDependencies, argv: string[]): 
       const accounts = await syncTemplates(deps, new AccessTokens(deps), workspaceId, oaId);
       return { workspace_id: workspaceId, accounts, count: accounts.length };
     }
+    case 'webhooks list':
+      return listWebhookDeliveries(deps, {
+        workspace_id: optional(values, 'workspace'),
+        status: optional(values, 'status'),
+        since: optional(values, 'since'),
+        until: optional(values, 'until'),
+        limit: values.limit ? wholeNumber(values.limit, '--limit') : undefined,
+      });
+    case 'webhooks show':
+      return getWebhookDelivery(deps, positional(args, 0, 'delivery id'));
+    case 'webhooks redeliver':
+      return redeliverWebhook(deps, positional(args, 0, 'delivery id'));
+    case 'webhooks redeliver-failed':
+      return redeliverFailedWebhooks(deps, { failed_since: required(values, 'since'), workspace_id: optional(values, 'workspace') });
     default:
       throw badRequest(`unknown command "tms admin ${command.trim()}"\n\n${ADMIN_USAGE}`);
   }

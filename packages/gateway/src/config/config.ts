@@ -19,6 +19,8 @@ export interface Config {
   readonly accessLog: boolean;
   readonly demoSeed: boolean;
   readonly allowPrivateWebhookTargets: boolean;
+  /** The delivery-report webhook sender (issue 4). */
+  readonly webhooks: WebhookSettings;
   /** The ZNS platform: OAuth host, business API host, per-request timeout. */
   readonly zns: { readonly oauthBaseUrl: string; readonly apiBaseUrl: string; readonly timeoutMs: number };
   readonly dispatch: {
@@ -28,9 +30,34 @@ export interface Config {
     readonly leaseMs: number;
     readonly backoffBaseMs: number;
     readonly idlePollMs: number;
+    /** How long a dead worker's unconfirmed send waits for a delivery event before it is sent again. */
+    readonly unconfirmedGraceMs: number;
   };
   /** How often a worker syncs every workspace's templates from the platform; 0 disables it. */
   readonly templateSyncMs: number;
+  /**
+   * The platform's daily quota per sender account (GET /quota, batch acceptance): how long a lookup
+   * is cached in each process (0: never ask the platform, use the configured daily_quota), and how
+   * long a failed lookup is remembered before the platform is asked again.
+   */
+  readonly platformQuota: { readonly cacheMs: number; readonly retryMs: number };
+}
+
+export interface WebhookSettings {
+  /** Delay before each retry, counted from the end of the failed attempt; one entry per retry (contract: 5). */
+  readonly retryDelaysMs: readonly number[];
+  /** Whole-attempt limit: connect, send, answer (contract: 30 s). */
+  readonly timeoutMs: number;
+  /** Deliveries a worker process holds at once (claimed, in flight or being recorded). */
+  readonly concurrency: number;
+  /** Requests in flight per receiver (scheme, host and port) per process, over as many keep-alive connections. */
+  readonly receiverConcurrency: number;
+  /** How long a claim is held; a dead worker's deliveries are attempted again after it. */
+  readonly leaseMs: number;
+  /** Most deliveries claimed in one statement. */
+  readonly batchSize: number;
+  /** Pause when nothing is due. */
+  readonly idlePollMs: number;
 }
 
 export class ConfigError extends Error {
@@ -48,6 +75,33 @@ function readInteger(env: Environment, name: string, fallback: number, min: numb
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+/** A comma-separated list of whole milliseconds, e.g. "1000,5000,30000,120000,600000". */
+function readDelayList(env: Environment, name: string, fallback: readonly number[]): readonly number[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return Object.freeze([...fallback]);
+  const parts = raw.split(',').map((part) => part.trim());
+  if (parts.length > 20 || parts.some((part) => !/^\d+$/.test(part) || Number(part) > 86_400_000)) {
+    throw new ConfigError(name, `must be 1 to 20 comma-separated whole numbers of milliseconds (at most 86400000 each), got "${raw}"`);
+  }
+  return Object.freeze(parts.map(Number));
+}
+
+function readWebhookSettings(env: Environment): WebhookSettings {
+  const timeoutMs = readInteger(env, 'TMS_WEBHOOK_TIMEOUT_MS', 30_000, 100, 120_000);
+  const leaseMs = readInteger(env, 'TMS_WEBHOOK_LEASE_MS', 120_000, 1000, 3_600_000);
+  // A claim must outlive the attempt it covers and its recording, or a live worker's delivery could be taken by another.
+  if (leaseMs < timeoutMs + 2000) throw new ConfigError('TMS_WEBHOOK_LEASE_MS', `must be at least TMS_WEBHOOK_TIMEOUT_MS + 2000 (${timeoutMs + 2000}), got ${leaseMs}`);
+  return Object.freeze({
+    retryDelaysMs: readDelayList(env, 'TMS_WEBHOOK_RETRY_DELAYS_MS', [1000, 5000, 30_000, 120_000, 600_000]),
+    timeoutMs,
+    concurrency: readInteger(env, 'TMS_WEBHOOK_CONCURRENCY', 1000, 1, 100_000),
+    receiverConcurrency: readInteger(env, 'TMS_WEBHOOK_RECEIVER_CONCURRENCY', 64, 1, 10_000),
+    leaseMs,
+    batchSize: readInteger(env, 'TMS_WEBHOOK_BATCH_SIZE', 500, 1, 5000),
+    idlePollMs: readInteger(env, 'TMS_WEBHOOK_POLL_MS', 250, 10, 60_000),
+  });
 }
 
 function readBoolean(env: Environment, name: string, fallback: boolean): boolean {
@@ -121,6 +175,7 @@ export function parseConfig(env: Environment = process.env): Config {
     accessLog: readBoolean(env, 'TMS_ACCESS_LOG', false),
     demoSeed: readBoolean(env, 'TMS_DEMO_SEED', true),
     allowPrivateWebhookTargets: readBoolean(env, 'TMS_WEBHOOK_ALLOW_PRIVATE', false),
+    webhooks: readWebhookSettings(env),
     zns: Object.freeze({
       oauthBaseUrl: readUrl(env, 'ZNS_OAUTH_URL', 'https://oauth.zaloapp.com'),
       apiBaseUrl: readUrl(env, 'ZNS_API_URL', 'https://business.openapi.zalo.me'),
@@ -133,7 +188,12 @@ export function parseConfig(env: Environment = process.env): Config {
       leaseMs: readInteger(env, 'TMS_DISPATCH_LEASE_MS', 60_000, 1000, 3_600_000),
       backoffBaseMs: readInteger(env, 'TMS_DISPATCH_BACKOFF_MS', 1000, 1, 600_000),
       idlePollMs: readInteger(env, 'TMS_DISPATCH_POLL_MS', 250, 10, 60_000),
+      unconfirmedGraceMs: readInteger(env, 'TMS_DISPATCH_UNCONFIRMED_GRACE_MS', 300_000, 0, 86_400_000),
     }),
     templateSyncMs: readInteger(env, 'TMS_TEMPLATE_SYNC_MS', 15 * 60_000, 0, 7 * 24 * 3_600_000),
+    platformQuota: Object.freeze({
+      cacheMs: readInteger(env, 'TMS_PLATFORM_QUOTA_CACHE_MS', 30_000, 0, 3_600_000),
+      retryMs: readInteger(env, 'TMS_PLATFORM_QUOTA_RETRY_MS', 5_000, 100, 600_000),
+    }),
   });
 }

@@ -16,6 +16,7 @@ import { generateRequestId, registerRequestId } from './plugins/request-id.ts';
 import type { App, RouteDependencies } from './route-support.ts';
 import { registerAdminApiKeys } from './routes/admin/api-keys.ts';
 import { registerAdminCatalog } from './routes/admin/catalog.ts';
+import { registerAdminWebhookDeliveries } from './routes/admin/webhook-deliveries.ts';
 import { registerAdminWorkspaces } from './routes/admin/workspaces.ts';
 import { registerHealth } from './routes/health.ts';
 import { registerMetrics } from './routes/metrics.ts';
@@ -92,6 +93,7 @@ export async function buildApp(parts: AppParts): Promise<App> {
     registerAdminWorkspaces(scoped, route);
     registerAdminApiKeys(scoped, route);
     registerAdminCatalog(scoped, route);
+    registerAdminWebhookDeliveries(scoped, route);
   });
   return app;
 }

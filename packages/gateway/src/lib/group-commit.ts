@@ -15,6 +15,12 @@ export interface GroupCommitOptions<Item> {
    * gains from a few: the next group prepares while the previous one commits.
    */
   maxInFlight?: number;
+  /**
+   * How long a group waits for more items after the first one arrives (default 0: only those
+   * already parsed in this turn of the event loop). For work nobody waits on interactively
+   * (platform events, webhook outcomes), a few milliseconds make far fewer, larger commits.
+   */
+  lingerMs?: number;
 }
 
 /**
@@ -39,10 +45,13 @@ export class GroupCommitter<Item, Outcome> {
       // setImmediate lets every request already parsed in this turn of the event loop join the group.
       if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => {
+        const run = () => {
           this.scheduled = false;
           this.pump();
-        });
+        };
+        const linger = this.options.lingerMs ?? 0;
+        if (linger > 0) setTimeout(run, linger);
+        else setImmediate(run);
       }
     });
   }

@@ -28,3 +28,16 @@ describe('isNonPublicAddress', () => {
     expect(isNonPublicAddress('8.8.8.8')).toBe(false);
   });
 });
+
+describe('isNonPublicAddress, every form', () => {
+  it.each(['127.0.0.1', '127.1.2.3', '0.0.0.0', '100.64.0.1', '169.254.169.254', '224.0.0.1', '255.255.255.255', '::', '::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:a00:1', 'fe80::1', 'fd12:3456::1', 'ff02::1', '64:ff9b::a00:1'])(
+    '%s is not public',
+    (address) => expect(isNonPublicAddress(address)).toBe(true),
+  );
+
+  it.each(['8.8.8.8', '203.0.113.9', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('%s is public', (address) => expect(isNonPublicAddress(address)).toBe(false));
+
+  it('refuses a URL written with an IPv4-mapped IPv6 literal', () => {
+    expect(findWebhookUrlProblem('http://[::ffff:127.0.0.1]:8080/x', false)).toMatch(/private/);
+  });
+});

@@ -1,22 +1,44 @@
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 
-function isPrivateIpv4(address: string): boolean {
-  const [a = 0, b = 0] = address.split('.').map(Number);
-  return a === 10 || a === 127 || a === 0 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127);
+/**
+ * Addresses a webhook may not reach by default: this host, private networks, link-local (cloud
+ * metadata at 169.254.169.254), carrier-grade NAT, multicast and reserved space. IPv4-mapped IPv6
+ * addresses (::ffff:10.0.0.1, also written ::ffff:a00:1) are checked as their IPv4 address.
+ */
+const NON_PUBLIC = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
+  NON_PUBLIC.addSubnet(network, prefix, 'ipv4');
 }
-
-function isPrivateIpv6(address: string): boolean {
-  const lower = address.toLowerCase();
-  if (lower === '::1' || lower === '::') return true;
-  if (lower.startsWith('::ffff:')) return isPrivateIpv4(lower.slice(7));
-  return /^(fc|fd|fe8|fe9|fea|feb)/.test(lower);
+for (const [network, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  // NAT64: the IPv4 address it embeds could be any of the above.
+  ['64:ff9b::', 96],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const) {
+  NON_PUBLIC.addSubnet(network, prefix, 'ipv6');
 }
 
 /** Is this address private, loopback or link-local (a target webhooks may not reach by default)? */
 export function isNonPublicAddress(address: string): boolean {
   const version = isIP(address);
-  if (version === 4) return isPrivateIpv4(address);
-  if (version === 6) return isPrivateIpv6(address);
+  if (version === 4) return NON_PUBLIC.check(address, 'ipv4');
+  if (version === 6) return NON_PUBLIC.check(address, 'ipv6');
   return false;
 }
 

@@ -2,6 +2,7 @@ import pino, { type Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import { createAcceptanceWriter } from '../services/acceptance-writer.ts';
 import { AccessTokens } from '../services/platform-tokens.ts';
+import { PlatformQuota } from '../services/platform-quota.ts';
 import type { AdminDependencies } from '../services/admin.ts';
 import { ApiKeyAuthenticator } from '../services/authentication.ts';
 import { Catalog } from '../services/catalog-cache.ts';
@@ -10,6 +11,9 @@ import type { Dependencies } from '../services/context.ts';
 import { openStore } from '../store/database.ts';
 import { migrate } from '../store/migrate.ts';
 import { ZnsClient } from '../platform/zns-client.ts';
+
+/** How long GET /quota or a batch waits for a first quota lookup of a sender account. */
+const PLATFORM_QUOTA_WAIT_MS = 2000;
 
 export interface Runtime {
   deps: Dependencies;
@@ -36,6 +40,13 @@ export async function createRuntime(config: Config, options: { log?: Logger; clo
   }
   const acceptanceWriter = createAcceptanceWriter(store, clock);
   const platform = new ZnsClient(config.zns);
+  // One token cache per process, shared by dispatch, template sync and quota lookups.
+  const accessTokens = new AccessTokens({ config, store, clock, log, platform });
+  const platformQuota = new PlatformQuota({ store, clock, log, platform }, accessTokens, {
+    ...config.platformQuota,
+    // A request with nothing cached waits this long at most; the answer is cached when it comes.
+    waitMs: Math.min(config.zns.timeoutMs, PLATFORM_QUOTA_WAIT_MS),
+  });
   const deps: Dependencies = {
     config,
     store,
@@ -44,6 +55,7 @@ export async function createRuntime(config: Config, options: { log?: Logger; clo
     acceptanceWriter,
     catalog: new Catalog(store, config.authCacheMs, clock),
     platform,
+    platformQuota,
     metrics: new Metrics(store, clock),
     idempotencyKeysInFlight: new Set(),
   };
@@ -52,7 +64,7 @@ export async function createRuntime(config: Config, options: { log?: Logger; clo
     deps,
     admin: { ...deps, forgetCachedKeys: () => authenticator.forgetAll() },
     authenticator,
-    accessTokens: new AccessTokens(deps),
+    accessTokens,
     appliedMigrations,
     close: async () => {
       await acceptanceWriter.drain();

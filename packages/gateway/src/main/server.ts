@@ -1,9 +1,11 @@
 import { buildApp } from '../http/app.ts';
 import type { App } from '../http/route-support.ts';
 import { MessageDispatcher } from '../services/dispatch.ts';
+import { WebhookSender } from '../services/webhook-sender.ts';
 import { DispatcherLoop } from '../workers/dispatcher.ts';
 import { maintenanceTasks } from '../workers/maintenance.ts';
 import { templateSyncTask } from '../workers/template-sync.ts';
+import { WebhookSenderLoop } from '../workers/webhook-sender.ts';
 import { Worker } from '../workers/worker.ts';
 import type { Runtime } from './runtime.ts';
 
@@ -11,6 +13,8 @@ export interface RunningService {
   app: App | null;
   worker: Worker | null;
   dispatcher: DispatcherLoop | null;
+  /** The delivery-report webhook sender (worker roles). */
+  webhooks: WebhookSenderLoop | null;
   url: string | null;
   /** Graceful stop: no new requests, finish in-flight ones and worker tasks, commit, close. */
   stop(): Promise<void>;
@@ -37,16 +41,45 @@ export async function startService(runtime: Runtime, roles: { api: boolean; work
       )
     : null;
   dispatcher?.start();
+  const webhooks = roles.worker ? startWebhookSender(runtime) : null;
   return {
     app,
     worker,
     dispatcher,
+    webhooks,
     url,
     stop: async () => {
       await app?.close();
-      await dispatcher?.stop();
+      await Promise.all([dispatcher?.stop(), webhooks?.stop()]);
       await worker?.stop();
       await runtime.close();
     },
   };
+}
+
+/** Attempts in flight get this long to finish on SIGTERM; then they are cut short and given back. */
+const WEBHOOK_STOP_GRACE_MS = 5000;
+
+function startWebhookSender(runtime: Runtime): WebhookSenderLoop | null {
+  const { config, log } = runtime.deps;
+  if (!config.masterKey) {
+    // Webhooks are signed with the API key, stored encrypted under the master key.
+    log.error('TMS_MASTER_KEY is not set: delivery-report webhooks cannot be signed and are not sent');
+    return null;
+  }
+  const settings = config.webhooks;
+  const sender = new WebhookSender(runtime.deps, settings, config.masterKey, config.allowPrivateWebhookTargets);
+  const loop = new WebhookSenderLoop(
+    sender,
+    {
+      concurrency: settings.concurrency,
+      receiverConcurrency: settings.receiverConcurrency,
+      batchSize: settings.batchSize,
+      idlePollMs: settings.idlePollMs,
+      stopGraceMs: Math.min(WEBHOOK_STOP_GRACE_MS, settings.timeoutMs),
+    },
+    log,
+  );
+  loop.start();
+  return loop;
 }

@@ -12,6 +12,7 @@ import { presentTemplate } from './catalog.ts';
 import type { Dependencies } from './context.ts';
 import { ApiError, badRequest, notFound } from './errors.ts';
 import type { TemplateParam } from './template-data.ts';
+import { applyKeyChangeToDeliveries } from './webhook-deliveries.ts';
 
 /** Operator verbs, shared by /admin/v1 and `tms admin`. */
 export interface AdminDependencies extends Dependencies {
@@ -181,6 +182,7 @@ export async function changeApiKey(
   if (Object.keys(update).length === 0) return presentApiKey(existing);
   const row = await updateApiKey(deps.store.db, id, update);
   deps.forgetCachedKeys();
+  await applyKeyChangeToDeliveries(deps, existing, row!);
   return presentApiKey(row!);
 }
 

@@ -5,6 +5,7 @@ import { listSenderAccounts } from '../store/sender-accounts.ts';
 import { listTemplates as selectTemplates, type TemplateWithOaName } from '../store/templates.ts';
 import type { RequestContext } from './context.ts';
 import { notFound } from './errors.ts';
+import { dailyQuotaOn } from './platform-quota.ts';
 import { parseTemplateParams } from './template-data.ts';
 
 /** The template of section 2.1, plus its price in VND so callers can estimate cost. */
@@ -36,26 +37,34 @@ export async function listOas(input: { ctx: RequestContext }) {
 }
 
 /**
- * GET /quota: today's use per sender account, from the reservations made at acceptance and the
- * account's configured daily quota (the platform's own figures come with the platform client).
+ * GET /quota: per sender account, today's quota from the platform (cached; see platform-quota.ts)
+ * and our reservations. `remaining` is what batch acceptance would still grant today and `used`
+ * what counts against the daily quota: platform use by others plus everything we accepted for today
+ * (sent or still queued). When the platform cannot be asked for one account, that entry carries
+ * `error` and falls back to the account's configured daily_quota; the others are unaffected.
  */
 export async function readQuota(input: { ctx: RequestContext; query: { oa_id?: string } }) {
   const { ctx, query } = input;
   const accounts = await listSenderAccounts(ctx.deps.store.db, ctx.caller.workspaceId, query.oa_id);
   if (query.oa_id !== undefined && accounts.length === 0) throw notFound(`sender account ${query.oa_id} not found`);
+  // Platform lookups first (they may wait for a first answer), then our reservations, read last so
+  // they are as current as possible.
+  const lookups = await Promise.all(accounts.map((account) => ctx.deps.platformQuota.lookup(account.oa_id)));
   const now = ctx.deps.clock();
-  const reserved = await readQuotaReservations(ctx.deps.store.db, accounts.map((account) => account.oa_id), vietnamDay(now));
+  const today = vietnamDay(now);
+  const reserved = await readQuotaReservations(ctx.deps.store.db, accounts.map((account) => account.oa_id), today);
   const resetAt = formatVietnamTime(nextVietnamMidnight(now));
-  const quotas = accounts.map((account) => {
-    const used = reserved.get(account.oa_id) ?? 0;
+  const quotas = accounts.map((account, index) => {
+    const quota = dailyQuotaOn(lookups[index]!, account.daily_quota, today);
+    const used = quota.usedElsewhere + (reserved.get(account.oa_id) ?? 0);
     return {
       oa_id: account.oa_id,
       oa_name: account.name,
-      daily_quota: account.daily_quota,
-      remaining: Math.max(0, account.daily_quota - used),
+      daily_quota: quota.dailyQuota,
+      remaining: Math.max(0, quota.dailyQuota - used),
       used,
       reset_at: resetAt,
-      error: null,
+      error: quota.error,
     };
   });
   return { quotas, count: quotas.length };

@@ -5,6 +5,7 @@ import type { Store } from '../store/database.ts';
 import type { AcceptanceWriter } from './acceptance-writer.ts';
 import type { Catalog } from './catalog-cache.ts';
 import type { Metrics } from './metrics.ts';
+import type { PlatformQuota } from './platform-quota.ts';
 
 /** Long-lived parts every service uses; built once by a composition root in main/. */
 export interface Dependencies {
@@ -16,6 +17,8 @@ export interface Dependencies {
   readonly catalog: Catalog;
   /** The ZNS platform (or the simulator), over HTTP. */
   readonly platform: ZnsClient;
+  /** The platform's daily quota per sender account, cached briefly (GET /quota, batch acceptance). */
+  readonly platformQuota: PlatformQuota;
   readonly metrics: Metrics;
   /** Idempotency keys being worked on in this process: a second request with one is 409. */
   readonly idempotencyKeysInFlight: Set<string>;

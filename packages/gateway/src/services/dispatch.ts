@@ -3,7 +3,7 @@ import { Semaphore } from '../lib/semaphore.ts';
 import { nextVietnamMidnight } from '../lib/vietnam-time.ts';
 import { describePlatformError, GATEWAY_ERRORS, type PlatformError } from '../platform/error-catalogue.ts';
 import { PlatformUnavailableError, type SendRequest } from '../platform/zns-client.ts';
-import { claimDueMessages, recordDispatchOutcomes, requeueExpiredClaims, type ClaimedMessage, type DispatchOutcome } from '../store/dispatch-queue.ts';
+import { claimDueMessages, recordDispatchOutcomes, reconcileExpiredClaims, type ClaimedMessage, type DispatchOutcome } from '../store/dispatch-queue.ts';
 import type { Dependencies } from './context.ts';
 import { ReloginRequiredError, type AccessTokens } from './platform-tokens.ts';
 
@@ -18,6 +18,8 @@ export interface DispatchSettings {
   maxAttempts: number;
   /** First retry delay; doubles per attempt, with jitter, up to 5 minutes. */
   backoffBaseMs: number;
+  /** How long a dead worker's unconfirmed send waits for a trace (a delivery event) before it is sent again. */
+  unconfirmedGraceMs: number;
 }
 
 export const DEFAULT_DISPATCH_SETTINGS: DispatchSettings = {
@@ -26,6 +28,7 @@ export const DEFAULT_DISPATCH_SETTINGS: DispatchSettings = {
   perAccountConcurrency: 200,
   maxAttempts: 5,
   backoffBaseMs: 1000,
+  unconfirmedGraceMs: 300_000,
 };
 
 const MAX_BACKOFF_MS = 5 * 60_000;
@@ -82,11 +85,16 @@ export class MessageDispatcher {
     }
   }
 
-  /** Requeues messages whose claim expired; returns how many. */
-  async requeueExpiredClaims(): Promise<number> {
-    const ids = await requeueExpiredClaims(this.deps.store, this.deps.clock(), this.settings.batchSize);
-    if (ids.length > 0) this.deps.log.warn({ count: ids.length, first: ids[0] }, 'requeued messages whose worker claim expired');
-    return ids.length;
+  /** Reconciles claims whose worker died (store/dispatch-queue.ts reconcileExpiredClaims). */
+  async reconcileExpiredClaims(): Promise<void> {
+    const { unconfirmed, requeued } = await reconcileExpiredClaims(this.deps.store, {
+      now: this.deps.clock(),
+      limit: this.settings.batchSize,
+      graceMs: this.settings.unconfirmedGraceMs,
+    });
+    const { log } = this.deps;
+    if (unconfirmed.length > 0) log.warn({ count: unconfirmed.length, first: unconfirmed[0] }, 'claims expired with the send unconfirmed; waiting for a delivery event before sending again');
+    if (requeued.length > 0) log.warn({ count: requeued.length, first: requeued[0] }, 'unconfirmed sends left no trace at the platform; requeued');
   }
 
   private limitFor(oaId: string): Semaphore {

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Store } from '../store/database.ts';
 import { readQueueStats } from '../store/queue-stats.ts';
+import { WebhookMetrics } from './webhook-metrics.ts';
 
 /**
  * Prometheus metrics of one process. Transitions are counted where they happen (rates come from
@@ -13,6 +14,8 @@ export class Metrics {
   readonly platformErrors: Counter<'code'>;
   readonly dispatchLatency: Histogram;
   readonly delivered: Counter;
+  /** Delivery-report webhooks: outcomes, attempt latency, the outbox. */
+  readonly webhooks: WebhookMetrics;
 
   constructor(store: Store, clock: () => number) {
     collectDefaultMetrics({ register: this.registry, prefix: 'tms_process_' });
@@ -52,6 +55,7 @@ export class Metrics {
       },
     });
     this.registry.registerMetric(oldest);
+    this.webhooks = new WebhookMetrics(this.registry, store, clock);
   }
 
   async render(): Promise<{ contentType: string; body: string }> {

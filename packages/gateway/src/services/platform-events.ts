@@ -9,30 +9,26 @@
  * user_received_message with a delivery_time marks our message delivered (idempotent: one
  * platform_events row per platform msg_id) and, in the same transaction, writes the customer's
  * delivery report (section 6 of the contract) to the webhook outbox. change_template_status syncs
- * the template's review status. Every other valid event is answered and ignored, so the platform
- * stops retrying it.
+ * the template's review status; change_oa_daily_quota drops the OA's cached platform quota. Every
+ * other valid event is answered and ignored, so the platform stops retrying it.
  */
 import type { Logger } from 'pino';
-import { decryptSecret, safeEqual, sha256Hex } from '../lib/crypto.ts';
-import { createSortableId } from '../lib/ids.ts';
-import { formatUtc } from '../lib/vietnam-time.ts';
+import { safeEqual, sha256Hex } from '../lib/crypto.ts';
 import { runInTransaction } from '../store/database.ts';
 import {
   findMessageForEvent,
-  findSenderAccountByOaId,
-  findWebhookTarget,
-  insertWebhookDelivery,
-  markMessageDelivered,
   recordPlatformEvent,
   setTemplateStatusFromPlatform,
-  type DeliveredMessage,
 } from '../store/platform-events.ts';
 import { TEMPLATE_STATUSES, type SenderAccountRow, type TemplateStatus } from '../store/schema.ts';
 import type { Dependencies } from './context.ts';
+import { DELIVERY_EVENT_NAME, deliveryEventWriter } from './delivery-event-writer.ts';
+import { eventSigner } from './event-signers.ts';
 import { ApiError, badRequest } from './errors.ts';
 
-export const DELIVERY_EVENT = 'user_received_message';
+export const DELIVERY_EVENT = DELIVERY_EVENT_NAME;
 export const TEMPLATE_STATUS_EVENT = 'change_template_status';
+export const OA_DAILY_QUOTA_EVENT = 'change_oa_daily_quota';
 
 export type PlatformEventOutcome =
   /** The message became delivered (and its report was queued when its key has a webhook URL). */
@@ -46,6 +42,8 @@ export type PlatformEventOutcome =
   /** user_received_message without delivery_time: an OA chat receipt, not a ZNS delivery. */
   | 'chat_receipt'
   | 'template_status_changed'
+  /** The OA's tier moved: its cached platform quota is dropped, so the next lookup asks again. */
+  | 'quota_changed'
   | 'unknown_template'
   /** An event name we do not act on, or an event missing what we would act on. */
   | 'ignored';
@@ -124,12 +122,13 @@ export async function receivePlatformEvent(input: PlatformEventRequest): Promise
   if (!event) throw badRequest('the event body must be a JSON object');
   const oaId = eventOaId(event);
   if (!oaId) throw unverifiable('the event names no sender account (sender.id or oa_id), so its signature cannot be verified');
-  const account = await findSenderAccountByOaId(deps.store.db, oaId);
-  if (!account) {
+  const signer = await eventSigner(deps, oaId);
+  if (!signer) {
     log.info({ oa_id: oaId }, 'platform event for a sender account that is not connected');
     throw unverifiable(`sender account ${oaId} is not connected, so the event signature cannot be verified`);
   }
-  if (account.encrypted_oa_secret_key === null || !deps.config.masterKey) {
+  const { account } = signer;
+  if (signer.secret === null) {
     log.warn({ oa_id: oaId }, 'platform event for a sender account without an OA secret key: connect it again with oa_secret_key');
     throw unverifiable(`sender account ${oaId} has no OA secret key, so the event signature cannot be verified`);
   }
@@ -140,7 +139,7 @@ export async function receivePlatformEvent(input: PlatformEventRequest): Promise
     appId: textOf(event.app_id),
     oaId,
     timestamp: textOf(event.timestamp) ?? '',
-    secret: decryptSecret(account.encrypted_oa_secret_key, deps.config.masterKey),
+    secret: signer.secret,
   });
   if (!valid) {
     log.info({ oa_id: oaId }, 'platform event with a wrong signature');
@@ -155,21 +154,14 @@ export async function applyPlatformEvent(input: { deps: Dependencies; log: Logge
   const eventName = textOf(input.event.event_name) ?? '';
   if (eventName === DELIVERY_EVENT) return applyDelivery(input);
   if (eventName === TEMPLATE_STATUS_EVENT) return applyTemplateStatus(input);
+  if (eventName === OA_DAILY_QUOTA_EVENT) {
+    // Only this process's cache: other processes see the new tier within TMS_PLATFORM_QUOTA_CACHE_MS.
+    input.deps.platformQuota.forget(input.account.oa_id);
+    input.log.info({ oa_id: input.account.oa_id, quota: objectOf(input.event.quota) }, 'daily quota of a sender account changed');
+    return 'quota_changed';
+  }
   input.log.debug({ event_name: eventName, oa_id: input.account.oa_id }, 'platform event ignored');
   return 'ignored';
-}
-
-/** The delivery report of section 6, serialised once: the outbox resends these exact bytes. */
-export function deliveryReportBody(message: DeliveredMessage, deliveredAt: number, platformMsgId: string): string {
-  return JSON.stringify({
-    message_id: message.id,
-    client_req_id: message.tracking_id,
-    from: message.oa_id,
-    to: message.phone,
-    status: 'SUCCESS',
-    delivered_at: formatUtc(deliveredAt),
-    tracking_id: message.provider_msg_id ?? platformMsgId,
-  });
 }
 
 async function applyDelivery(input: { deps: Dependencies; log: Logger; account: SenderAccountRow; event: JsonObject }): Promise<PlatformEventOutcome> {
@@ -196,38 +188,8 @@ async function applyDelivery(input: { deps: Dependencies; log: Logger; account: 
     log.info({ oa_id: account.oa_id, msg_id: platformMsgId }, 'delivery event for a message that is not ours');
     return 'unknown_message';
   }
-  const now = deps.clock();
-  const outcome = await runInTransaction(deps.store, async (trx): Promise<PlatformEventOutcome> => {
-    const fresh = await recordPlatformEvent(trx, {
-      event_key: `${DELIVERY_EVENT}:${platformMsgId}`,
-      event_name: DELIVERY_EVENT,
-      oa_id: account.oa_id,
-      message_id: found.id,
-      received_at: now,
-    });
-    if (!fresh) return 'duplicate';
-    const delivered = await markMessageDelivered(trx, { id: found.id, deliveredAt, providerMsgId: platformMsgId, now });
-    if (!delivered) return 'not_deliverable';
-    const target = await findWebhookTarget(trx, delivered.api_key_id);
-    if (target && target.revoked_at === null && target.webhook_url) {
-      await insertWebhookDelivery(trx, {
-        id: createSortableId('dlv', now),
-        message_id: delivered.id,
-        workspace_id: delivered.workspace_id,
-        api_key_id: delivered.api_key_id,
-        url: target.webhook_url,
-        body: deliveryReportBody(delivered, deliveredAt, platformMsgId),
-        status: 'pending',
-        attempts: 0,
-        next_attempt_at: now,
-        lease_expires_at: null,
-        last_error: null,
-        created_at: now,
-        updated_at: now,
-      });
-    }
-    return 'delivered';
-  });
+  // Marked delivered and its report queued in one transaction, shared with concurrent events on SQLite.
+  const outcome = await deliveryEventWriter(deps.store).submit({ messageId: found.id, platformMsgId, oaId: account.oa_id, deliveredAt, now: deps.clock() });
   if (outcome === 'delivered') deps.metrics.delivered.inc();
   log.debug({ oa_id: account.oa_id, msg_id: platformMsgId, message_id: found.id, outcome }, 'delivery event applied');
   return outcome;

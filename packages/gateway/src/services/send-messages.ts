@@ -6,6 +6,7 @@ import type { MessageRow, SendMode, SenderAccountRow, TemplateRow } from '../sto
 import type { RequestContext } from './context.ts';
 import { ApiError, badRequest, notFound } from './errors.ts';
 import { IDEMPOTENCY_CONFLICT, runIdempotently, type IdempotencyClaim, type IdempotencyInput, type ServiceResponse } from './idempotency.ts';
+import { dailyQuotaOn } from './platform-quota.ts';
 import { findTemplateDataProblem, parseTemplateParams, type TemplateParam } from './template-data.ts';
 
 const MAX_SCHEDULE_AHEAD_MS = 60 * 24 * 60 * 60 * 1000;
@@ -96,6 +97,7 @@ function buildMessage(
     scheduled_at: target.schedule.scheduledAt,
     attempts: 0,
     lease_expires_at: null,
+    unconfirmed_since: null,
     sent_at: null,
     delivered_at: null,
     failed_at: null,
@@ -176,11 +178,18 @@ async function acceptRecipients(
   const day = vietnamDay(target.schedule.dueAt);
   const messages = recipients.flatMap((recipient) => ('message' in recipient ? [recipient.message] : []));
   for (const message of messages) message.quota_day = day;
-  const quotaError = `daily_quota_exceeded: sender account ${target.account.oa_id} has no daily quota left for ${day} (daily quota ${target.account.daily_quota})`;
+  // The platform's figures come from a per-process cache (platform-quota.ts); without them the
+  // configured daily_quota applies, so a platform outage never refuses a batch by itself. The store
+  // grants `allowance - reserved(day)`, reading reserved under the quota row lock: usedElsewhere
+  // (platform use not explained by our sent messages) does not move as we send, so this stays
+  // exact for concurrent groups and does not count our own sent messages twice.
+  const quota = dailyQuotaOn(await ctx.deps.platformQuota.lookup(target.account.oa_id), target.account.daily_quota, day);
+  const allowance = Math.max(0, quota.dailyQuota - quota.usedElsewhere);
+  const quotaError = `daily_quota_exceeded: sender account ${target.account.oa_id} has no daily quota left for ${day} (daily quota ${quota.dailyQuota})`;
   return accept(ctx, path, {
     workspaceId: ctx.caller.workspaceId,
     messages,
-    quota: { oaId: target.account.oa_id, day, dailyQuota: target.account.daily_quota, enforce: true },
+    quota: { oaId: target.account.oa_id, day, dailyQuota: allowance, enforce: true },
     idempotency: claim,
     respond: (acceptedCount) => {
       let candidateIndex = 0;

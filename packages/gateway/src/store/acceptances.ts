@@ -11,7 +11,8 @@ export interface AcceptanceRequest {
   /** Candidate rows in request order; with a quota, only the prefix that fits is accepted. */
   messages: MessageRow[];
   /**
-   * The sender account's daily quota for the day the messages go. Every acceptance reserves it;
+   * The sender account's daily quota for the day the messages go (for batch and RSA, what the
+   * service allows us on that day: see services/platform-quota.ts). Every acceptance reserves it;
    * with `enforce` (batch and RSA) only the messages that fit are accepted, without it (single
    * sends, decisions.md: "not pre-checked") all are, and the platform refuses what is over.
    */

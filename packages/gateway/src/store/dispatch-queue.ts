@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
 import { runInTransaction, type Store, type Transaction } from './database.ts';
 import { refundMessage } from './messages.ts';
-import type { MessageRow } from './schema.ts';
+import type { Database, MessageRow } from './schema.ts';
 
 export type ClaimedMessage = Pick<
   MessageRow,
@@ -35,22 +35,31 @@ export type DispatchOutcome =
   | { kind: 'retry'; message: ClaimedMessage; dueAt: number };
 
 
+/**
+ * Our claim on a message still stands: the lease we took, or a lease the reconciler extended while
+ * the outcome was unknown (a slow round that outlived its lease). Nobody else can have claimed an
+ * unconfirmed message, since claims take queued rows only, so its late outcome is the truth.
+ */
+function claimStillHeld(message: ClaimedMessage) {
+  return (eb: ExpressionBuilder<Database, 'messages'>) =>
+    eb.or([eb('lease_expires_at', '=', message.lease_expires_at), eb('unconfirmed_since', 'is not', null)]);
+}
+
 async function recordSent(trx: Transaction, sent: Extract<DispatchOutcome, { kind: 'sent' }>[], now: number): Promise<void> {
   if (sent.length === 0) return;
   // One statement for the whole round: CASE picks each row's platform id and time.
   const providerIds = sql.join(sent.map((outcome) => sql`WHEN ${outcome.message.id} THEN CAST(${outcome.providerMsgId} AS text)`), sql` `);
   const sentTimes = sql.join(sent.map((outcome) => sql`WHEN ${outcome.message.id} THEN CAST(${outcome.sentAt} AS bigint)`), sql` `);
-  const claims = sql.join(
-    sent.map((outcome) => sql`(id = ${outcome.message.id} AND lease_expires_at = ${outcome.message.lease_expires_at})`),
-    sql` OR `,
-  );
+  const leases = sql.join(sent.map((outcome) => sql`WHEN ${outcome.message.id} THEN CAST(${outcome.message.lease_expires_at} AS bigint)`), sql` `);
+  const ids = sent.map((outcome) => outcome.message.id);
+  // The same test as claimStillHeld, per row.
   await sql`
     UPDATE messages
     SET status = 'sent', provider_msg_id = CASE id ${providerIds} END, sent_at = CASE id ${sentTimes} END,
         lease_expires_at = NULL, rsa_phone = NULL, updated_at = ${now}
-    WHERE status = 'sending' AND (${claims})`.execute(trx);
+    WHERE status = 'sending' AND id IN (${sql.join(ids)})
+      AND (lease_expires_at = CASE id ${leases} END OR unconfirmed_since IS NOT NULL)`.execute(trx);
   // A delivery event can beat this record: that message is already delivered, but sent when we sent it.
-  const ids = sent.map((outcome) => outcome.message.id);
   await sql`
     UPDATE messages SET sent_at = CASE id ${sentTimes} END, provider_msg_id = COALESCE(provider_msg_id, CASE id ${providerIds} END)
     WHERE status = 'delivered' AND sent_at IS NULL AND id IN (${sql.join(ids)})`.execute(trx);
@@ -76,7 +85,7 @@ export async function recordDispatchOutcomes(store: Store, outcomes: DispatchOut
           .set({ status: 'queued', due_at: outcome.dueAt, lease_expires_at: null, updated_at: now })
           .where('id', '=', message.id)
           .where('status', '=', 'sending')
-          .where('lease_expires_at', '=', message.lease_expires_at)
+          .where(claimStillHeld(message))
           .execute();
       } else if (outcome.kind === 'failed') {
         const failed = await trx
@@ -93,7 +102,7 @@ export async function recordDispatchOutcomes(store: Store, outcomes: DispatchOut
           })
           .where('id', '=', message.id)
           .where('status', '=', 'sending')
-          .where('lease_expires_at', '=', message.lease_expires_at)
+          .where(claimStillHeld(message))
           .returning(['id', 'workspace_id', 'price', 'oa_id', 'quota_day'])
           .executeTakeFirst();
         if (failed) await refundMessage(trx, failed, now);
@@ -102,30 +111,51 @@ export async function recordDispatchOutcomes(store: Store, outcomes: DispatchOut
   });
 }
 
+export interface ReconciledClaims {
+  /** Claims just found expired: now unconfirmed, waiting for a trace of the send. */
+  unconfirmed: string[];
+  /** Unconfirmed past the grace period with no trace: back in the queue to be sent again. */
+  requeued: string[];
+}
+
 /**
- * The reconciler: messages whose claim expired (their worker died mid-round) go back to the queue.
- * Delivery events still mark such a message delivered if the platform had taken it; a platform
- * status lookup before resending needs the provider id, which a claim that died has not recorded.
+ * The reconciler, for claims whose worker died mid-round. The platform may have taken such a send
+ * (its answer died with the worker), and its status endpoint needs the platform's msg_id, which
+ * was never recorded. So the first expiry only marks the message unconfirmed and extends its lease
+ * by the grace period: a delivery event, matched by tracking_id, marks it delivered meanwhile.
+ * A message still sending and unconfirmed when that lease expires left no trace: it is requeued.
  */
-export async function requeueExpiredClaims(store: Store, now: number, limit: number): Promise<string[]> {
+export async function reconcileExpiredClaims(store: Store, input: { now: number; limit: number; graceMs: number }): Promise<ReconciledClaims> {
+  const { now, limit } = input;
   return runInTransaction(store, async (trx) => {
     const expired = await trx
       .selectFrom('messages')
-      .select('id')
+      .select(['id', 'unconfirmed_since'])
       .where('status', '=', 'sending')
       .where('lease_expires_at', '<', now)
       .orderBy('lease_expires_at')
       .limit(limit)
       .execute();
-    if (expired.length === 0) return [];
-    const ids = expired.map((row) => row.id);
-    await trx
-      .updateTable('messages')
-      .set({ status: 'queued', due_at: now, lease_expires_at: null, updated_at: now })
-      .where('id', 'in', ids)
-      .where('status', '=', 'sending')
-      .where('lease_expires_at', '<', now)
-      .execute();
-    return ids;
+    const unconfirmed = expired.filter((row) => row.unconfirmed_since === null).map((row) => row.id);
+    const requeued = expired.filter((row) => row.unconfirmed_since !== null).map((row) => row.id);
+    if (unconfirmed.length > 0) {
+      await trx
+        .updateTable('messages')
+        .set({ unconfirmed_since: now, lease_expires_at: now + input.graceMs, updated_at: now })
+        .where('id', 'in', unconfirmed)
+        .where('status', '=', 'sending')
+        .where('lease_expires_at', '<', now)
+        .execute();
+    }
+    if (requeued.length > 0) {
+      await trx
+        .updateTable('messages')
+        .set({ status: 'queued', due_at: now, lease_expires_at: null, unconfirmed_since: null, updated_at: now })
+        .where('id', 'in', requeued)
+        .where('status', '=', 'sending')
+        .where('lease_expires_at', '<', now)
+        .execute();
+    }
+    return { unconfirmed, requeued };
   });
 }

@@ -109,6 +109,8 @@ export interface MessageRow {
   scheduled_at: number | null;
   attempts: number;
   lease_expires_at: number | null;
+  /** When the reconciler found this claim expired with the send's outcome unknown (README: reconciliation). */
+  unconfirmed_since: number | null;
   sent_at: number | null;
   delivered_at: number | null;
   failed_at: number | null;
@@ -147,13 +149,33 @@ export interface WebhookDeliveryRow {
   api_key_id: string;
   url: string;
   body: string;
-  status: 'pending' | 'delivered' | 'failed';
+  status: WebhookDeliveryStatus;
   attempts: number;
+  /** attempts when the operator last redelivered it: the retry ladder counts from there. */
+  attempts_at_redelivery: number;
   next_attempt_at: number;
   lease_expires_at: number | null;
+  last_status_code: number | null;
   last_error: string | null;
+  delivered_at: number | null;
+  failed_at: number | null;
   created_at: number;
   updated_at: number;
+}
+
+export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'cancelled'] as const;
+export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+
+export interface WebhookAttemptRow {
+  delivery_id: string;
+  id: string;
+  attempt: number;
+  url: string;
+  started_at: number;
+  latency_ms: number;
+  status_code: number | null;
+  error: string | null;
+  outcome: 'delivered' | 'retry' | 'failed' | 'released';
 }
 
 export interface SchemaMigrationRow {
@@ -172,5 +194,6 @@ export interface Database {
   idempotency_records: IdempotencyRecordRow;
   platform_events: PlatformEventRow;
   webhook_deliveries: WebhookDeliveryRow;
+  webhook_attempts: WebhookAttemptRow;
   schema_migrations: SchemaMigrationRow;
 }

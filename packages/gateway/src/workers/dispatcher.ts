@@ -30,11 +30,11 @@ export class DispatcherLoop {
     this.loops = [...Array.from({ length: this.settings.parallelRounds }, () => this.run()), this.reconcile()];
   }
 
-  /** Every few seconds: claims whose worker died go back to the queue. */
+  /** Every few seconds: claims whose worker died are reconciled. */
   private async reconcile(): Promise<void> {
     while (!this.stopped) {
       try {
-        await this.dispatcher.requeueExpiredClaims();
+        await this.dispatcher.reconcileExpiredClaims();
       } catch (error) {
         this.log.error({ err: error }, 'reconciling expired claims failed');
       }

@@ -82,6 +82,7 @@ describe.each(STORE_KINDS)('a worker process stopped under load (%s)', (kind) =>
     return startTms(['worker'], {
       ...gateway.database.env,
       TMS_MASTER_KEY: masterKey,
+      TMS_ADMIN_TOKEN: gateway.config.adminToken!,
       TMS_LOG_LEVEL: 'info',
       ZNS_OAUTH_URL: simulator.url,
       ZNS_API_URL: simulator.url,

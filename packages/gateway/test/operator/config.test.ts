@@ -51,6 +51,7 @@ describe('parseConfig', () => {
     expect(config.accessLog).toBe(false);
     expect(config.demoSeed).toBe(true);
     expect(config.allowPrivateWebhookTargets).toBe(false);
+    expect(config.platformQuota).toEqual({ cacheMs: 30_000, retryMs: 5_000 });
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.rateLimit)).toBe(true);
   });
@@ -70,6 +71,8 @@ describe('parseConfig', () => {
       TMS_ACCESS_LOG: 'yes',
       TMS_DEMO_SEED: 'false',
       TMS_WEBHOOK_ALLOW_PRIVATE: 'TRUE',
+      TMS_PLATFORM_QUOTA_CACHE_MS: '0',
+      TMS_PLATFORM_QUOTA_RETRY_MS: '1000',
     });
     expect(config).toMatchObject({
       dataDir: dir,
@@ -83,6 +86,7 @@ describe('parseConfig', () => {
       accessLog: true,
       demoSeed: false,
       allowPrivateWebhookTargets: true,
+      platformQuota: { cacheMs: 0, retryMs: 1000 },
     });
     expect(config.masterKey).toEqual(Buffer.from(MASTER_KEY_HEX, 'hex'));
   });
@@ -118,6 +122,8 @@ describe('parseConfig', () => {
     ['TMS_DEMO_SEED', { TMS_DEMO_SEED: 'maybe' }],
     ['TMS_WEBHOOK_ALLOW_PRIVATE', { TMS_WEBHOOK_ALLOW_PRIVATE: '2' }],
     ['TMS_ACCESS_LOG', { TMS_ACCESS_LOG: 'loud' }],
+    ['TMS_PLATFORM_QUOTA_CACHE_MS', { TMS_PLATFORM_QUOTA_CACHE_MS: '-1' }],
+    ['TMS_PLATFORM_QUOTA_RETRY_MS', { TMS_PLATFORM_QUOTA_RETRY_MS: '0' }],
     ['TMS_PG_POOL_SIZE', { DATABASE_URL: 'postgres://x/y', TMS_ADMIN_TOKEN: ADMIN_TOKEN, TMS_MASTER_KEY: MASTER_KEY_HEX, TMS_PG_POOL_SIZE: '0' }],
   ])('refuses a bad %s (%j) with a ConfigError naming it', (variable, env) => {
     const error = configErrorOf(env);

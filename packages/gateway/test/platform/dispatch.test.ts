@@ -36,7 +36,7 @@ describe.each(STORE_KINDS)('dispatch to the platform (%s)', (kind) => {
     simulator = await startSimulator({ eventsUrl: null });
     gateway = await startTestGateway(kind, {
       worker: true,
-      env: { ZNS_OAUTH_URL: simulator.url, ZNS_API_URL: simulator.url, TMS_DISPATCH_POLL_MS: '20', TMS_DISPATCH_BACKOFF_MS: '20', TMS_DISPATCH_LEASE_MS: '2000', ZNS_TIMEOUT_MS: '1000' },
+      env: { ZNS_OAUTH_URL: simulator.url, ZNS_API_URL: simulator.url, TMS_DISPATCH_POLL_MS: '20', TMS_DISPATCH_BACKOFF_MS: '20', TMS_DISPATCH_LEASE_MS: '2000', TMS_DISPATCH_UNCONFIRMED_GRACE_MS: '500', ZNS_TIMEOUT_MS: '1000' },
     });
     workspaceId = (await gateway.admin('POST', '/workspaces', { name: 'dispatch' })).body.id;
     await gateway.admin('POST', `/workspaces/${workspaceId}/wallet/top-ups`, { amount: 1_000_000 });
@@ -184,7 +184,7 @@ describe.each(STORE_KINDS)('dispatch to the platform (%s)', (kind) => {
     expect(simulator.control.received({ tracking_id: cancelled })).toHaveLength(0);
   });
 
-  it('requeues a message whose worker died holding its claim, and sends it once', async () => {
+  it('sends again, once, a message whose worker died holding its claim when the platform shows no trace of it', async () => {
     const id = await send({ phone: '0912345617', send_at: new Date(Date.now() + 60_000).toISOString() });
     // Test setup: the row as a worker leaves it when it dies mid-round (claimed, lease run out).
     await gateway.runtime.deps.store.db
@@ -192,6 +192,12 @@ describe.each(STORE_KINDS)('dispatch to the platform (%s)', (kind) => {
       .set({ status: 'sending', attempts: 1, lease_expires_at: Date.now() - 1, due_at: Date.now() - 1 })
       .where('id', '=', id)
       .execute();
+    // First it waits unconfirmed for a delivery event (the platform may have taken the send).
+    await waitFor(
+      () => gateway.runtime.deps.store.db.selectFrom('messages').select(['status', 'unconfirmed_since']).where('id', '=', id).executeTakeFirstOrThrow(),
+      (row) => row.unconfirmed_since !== null,
+      'the reconciler to mark the send unconfirmed',
+    );
     const record = await settled(id);
     expect(record.status).toBe('sent');
     expect(simulator.control.received({ tracking_id: id })).toHaveLength(1);

@@ -36,7 +36,7 @@ const API_DESCRIPTION = [
   'Phones: spaces, dots, dashes and parentheses are stripped; `+84…` and `0…` become `84…`; anything else gets `84` in front. Nothing else is validated: a wrong number fails at the platform. `carrier` comes from the prefix (Viettel, Mobifone, Vinaphone, Vietnamobile, Gmobile, Itel, Reddi) or is null.',
   '`template_data`: every required param present, values strings within min_length..max_length, no unknown keys (400 on send; `invalid_template_data` per recipient on batch and RSA).',
   'Money: whole VND. Each message is charged its template price when queued; cancel and failure refund it. Wallet too low or account cap reached: 402, saying which; a batch that does not fit is refused whole.',
-  'Daily quota: reserved per sender account for the Vietnam day the message is sent. Batch and RSA recipients past it get `daily_quota_exceeded`; a single send is counted but never refused for it.',
+  "Daily quota: the platform's (see `GET /api/v1/quota`), reserved per sender account for the Vietnam day the message is sent. Batch and RSA recipients past it get `daily_quota_exceeded`; a single send is counted but never refused for it.",
   'Per-recipient errors start with a stable code and a colon: `invalid_template_data`, `missing_phone`, `daily_quota_exceeded`, `rsa_phone_invalid`. `rsa_phone` is standard base64 of RSA-OAEP (SHA-256, MGF1 SHA-1).',
   'Cancel: only `queued` messages (deleted and refunded); any other state 409; unknown or already cancelled 404.',
   'Listing: newest first; `limit` 1..200 (default 50), `offset` ≥ 0; `count` is the page size; `has_more` tells whether more exist. Extra filters: `template_id`, `oa_id`, `to`.',

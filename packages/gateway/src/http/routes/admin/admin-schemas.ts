@@ -72,3 +72,39 @@ export const TemplateSyncResultSchema = Type.Object({
   accounts: Type.Array(TemplateSyncSummarySchema),
   count: Type.Integer(),
 });
+
+export const WebhookDeliveryStatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed'), Type.Literal('cancelled')], {
+  description: 'pending (not delivered yet), delivered (a 2xx answer), failed (no 2xx after the last retry), cancelled (its key was revoked or lost its URL)',
+});
+
+export const WebhookDeliverySchema = Type.Object({
+  id: Type.String({ description: 'Stable per delivery: the X-Gateway-Delivery-Id header on every attempt' }),
+  message_id: Type.String(),
+  workspace_id: Type.String(),
+  api_key_id: Type.String({ description: 'The key that sent the message and signs the report' }),
+  url: Type.String(),
+  status: WebhookDeliveryStatusSchema,
+  attempts: Type.Integer({ description: 'Attempts so far, redeliveries included (X-Gateway-Attempt of the last one)' }),
+  next_attempt_at: Nullable(DateTime),
+  last_status_code: Nullable(Type.Integer()),
+  last_error: Nullable(Type.String()),
+  delivered_at: Nullable(DateTime),
+  failed_at: Nullable(DateTime),
+  created_at: DateTime,
+  updated_at: DateTime,
+});
+
+export const WebhookAttemptSchema = Type.Object({
+  attempt: Type.Integer(),
+  started_at: DateTime,
+  url: Type.String(),
+  status_code: Nullable(Type.Integer({ description: 'Null when no answer came' })),
+  latency_ms: Type.Integer(),
+  error: Nullable(Type.String({ description: 'Timeout, connection error, refused target, or the start of a non-2xx answer' })),
+  outcome: Type.String({ description: 'delivered, retry, failed, or released (cut short by a stopping worker; not counted)' }),
+});
+
+export const WebhookDeliveryDetailSchema = Type.Intersect([
+  WebhookDeliverySchema,
+  Type.Object({ body: Type.String({ description: 'The exact bytes sent (and signed) on every attempt' }), attempt_log: Type.Array(WebhookAttemptSchema) }),
+]);

@@ -1,0 +1,427 @@
+/**
+ * Delivery-report webhooks (issue 4), two measurements:
+ *
+ * 1. webhooks-deliveries-{sqlite,postgres}: webhook deliveries per second from one `tms worker`
+ *    process to a local receiver that answers at once. TMS_BENCH_WEBHOOK_DELIVERIES (50,000)
+ *    outbox rows are written straight into a fresh database (as delivery events write them); the
+ *    clock runs from the worker's start (and, steadier, from its first report) until the receiver
+ *    has verified every report.
+ * 2. webhooks-loop-{sqlite,postgres}: the full loop on `tms start` (API and workers in one process;
+ *    webhooks-loop-postgres-split: `tms api` and `tms worker`, two processes):
+ *    TMS_BENCH_LOOP_MESSAGES (20,000) messages sent through the API (TMS_BENCH_LOOP_BATCH recipients
+ *    per request, 1 = single sends, at TMS_BENCH_LOOP_CONNECTIONS connections), dispatched to the ZNS
+ *    simulator (its own process, answering at once, its delivery events posted back at once),
+ *    delivered, and their reports received and verified. Messages/s from the first request to the
+ *    last report.
+ *
+ * The receiver runs in the benchmark process: it checks every signature (HMAC-SHA256 of the raw
+ * bytes, timing-safe) and counts each message_id once. A bad signature, a missing report or a
+ * delivery not recorded `delivered` invalidates the scenario.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
+import pino from 'pino';
+import { Pool } from 'undici';
+import { parseConfig } from '../src/config/config.ts';
+import { createRuntime } from '../src/main/runtime.ts';
+import { createApiKey, createWorkspace } from '../src/services/admin.ts';
+import { insertRows } from '../src/store/bulk-insert.ts';
+import { runInTransaction } from '../src/store/database.ts';
+import type { WebhookDeliveryRow } from '../src/store/schema.ts';
+import { benchGatewayEnvironment, freePort, neutralEnvironment, readCpuSeconds, readPeakRssMb, startServer, stopChild, type ServerProcess } from './processes.ts';
+import { startBenchReceiver, type BenchReceiver } from './webhook-receiver.ts';
+import type * as Harness from '../test/harness.ts';
+
+export const WEBHOOK_SCENARIOS = [
+  { id: 'webhooks-deliveries-sqlite', kind: 'deliveries', store: 'sqlite' },
+  { id: 'webhooks-deliveries-postgres', kind: 'deliveries', store: 'postgres' },
+  { id: 'webhooks-loop-sqlite', kind: 'loop', store: 'sqlite' },
+  { id: 'webhooks-loop-postgres', kind: 'loop', store: 'postgres' },
+  { id: 'webhooks-loop-postgres-split', kind: 'loop', store: 'postgres', split: true },
+] as const;
+
+export type WebhookScenario = (typeof WEBHOOK_SCENARIOS)[number];
+
+/** The loop on `tms api` + `tms worker` (two processes) rather than one `tms start`. */
+const isSplit = (scenario: WebhookScenario): boolean => 'split' in scenario && scenario.split;
+
+export interface WebhookContext {
+  root: string;
+  harness: typeof Harness;
+  deliveries: number;
+  loopMessages: number;
+  loopBatch: number;
+  loopConnections: number;
+  timeoutSeconds: number;
+  extraEnv: Record<string, string>;
+  nodeArgs: string[];
+  /** Where gateway children write .cpuprofile files, or null. */
+  profileDir: string | null;
+  say(text: string): void;
+}
+
+export interface WebhookResult {
+  id: string;
+  kind: 'deliveries' | 'loop';
+  store: 'sqlite' | 'postgres';
+  items: number;
+  /** deliveries: worker start → last report; loop: first API request → last report. */
+  seconds: number;
+  perSecond: number;
+  /** deliveries: first report → last report (without the worker's start-up). */
+  steadyPerSecond: number | null;
+  /** loop: how long the API took to accept everything. */
+  acceptSeconds: number | null;
+  requests: number;
+  duplicates: number;
+  badSignatures: number;
+  /** Outbox rows per status at the end. */
+  outbox: Record<string, number>;
+  peakRssMb: number | null;
+  cpuSeconds: number | null;
+  problems: string[];
+}
+
+const DEMO_OA = '4318269720189301001';
+const OTP_TEMPLATE = '250002';
+
+interface Child {
+  child: ChildProcess;
+  output(): string;
+  stop(): Promise<number | null>;
+}
+
+function spawnChild(root: string, args: string[], env: Record<string, string>): Child {
+  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let captured = '';
+  const keep = (chunk: Buffer) => {
+    captured = (captured + chunk.toString('utf8')).slice(-16_000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+  return { child, output: () => captured, stop: () => stopChild(child, exited) };
+}
+
+async function call(url: string, method: string, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
+  const response = await fetch(url, { method, headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await response.text();
+  if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${text.slice(0, 300)}`);
+  return text ? JSON.parse(text) : null;
+}
+
+/** Outbox rows per status, read straight from the database. */
+async function outboxStatuses(database: Harness.TestDatabase): Promise<Record<string, number>> {
+  if (database.kind === 'sqlite') {
+    const db = new BetterSqlite3(join(database.env.TMS_DATA_DIR!, 'tms.sqlite'), { readonly: true });
+    try {
+      return Object.fromEntries((db.prepare('SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status').all() as { status: string; n: number }[]).map((r) => [r.status, r.n]));
+    } finally {
+      db.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: database.env.DATABASE_URL });
+  await client.connect();
+  try {
+    return Object.fromEntries((await client.query<{ status: string; n: string }>('SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status')).rows.map((r) => [r.status, Number(r.n)]));
+  } finally {
+    await client.end();
+  }
+}
+
+function emptyResult(scenario: WebhookScenario, items: number): WebhookResult {
+  return {
+    id: scenario.id,
+    kind: scenario.kind,
+    store: scenario.store,
+    items,
+    seconds: 0,
+    perSecond: 0,
+    steadyPerSecond: null,
+    acceptSeconds: null,
+    requests: 0,
+    duplicates: 0,
+    badSignatures: 0,
+    outbox: {},
+    peakRssMb: null,
+    cpuSeconds: null,
+    problems: [],
+  };
+}
+
+function profileArgs(context: WebhookContext, id: string): string[] {
+  if (!context.profileDir) return [];
+  mkdirSync(join(context.profileDir, id), { recursive: true });
+  return ['--cpu-prof', `--cpu-prof-dir=${join(context.profileDir, id)}`];
+}
+
+/** A report body as a delivery event writes it, of the usual size. */
+function reportBody(index: number, now: number): string {
+  const id = `msg_BENCH${String(index).padStart(21, '0')}`;
+  return JSON.stringify({
+    message_id: id,
+    client_req_id: `order-${index}`,
+    from: DEMO_OA,
+    to: `8491${String(1_000_000 + index).slice(-7)}`,
+    status: 'SUCCESS',
+    delivered_at: new Date(now).toISOString(),
+    tracking_id: (index * 2_654_435_761).toString(16).padStart(20, '0').slice(-20),
+  });
+}
+
+/** Scenario 1: the workspace, its key and the outbox rows straight into the store, then one `tms worker`. */
+async function runDeliveries(scenario: WebhookScenario, context: WebhookContext, receiver: BenchReceiver, result: WebhookResult): Promise<void> {
+  const { harness, say } = context;
+  const database = await harness.createTestDatabase(scenario.store);
+  let worker: Child | null = null;
+  try {
+    const env = benchGatewayEnvironment(harness, database, { TMS_TEMPLATE_SYNC_MS: '0', ...context.extraEnv });
+    const runtime = await createRuntime(parseConfig(env), { log: pino({ level: 'silent' }) });
+    try {
+      const workspace = await createWorkspace(runtime.deps, { name: 'bench webhooks' });
+      const key = await createApiKey(runtime.deps, workspace.id, { scopes: ['messages:send'], webhook_url: receiver.url });
+      receiver.apiKey = key.key;
+      const now = Date.now();
+      const rows: WebhookDeliveryRow[] = Array.from({ length: context.deliveries }, (_, index) => ({
+        id: `dlv_BENCH${String(index).padStart(21, '0')}`,
+        message_id: `msg_BENCH${String(index).padStart(21, '0')}`,
+        workspace_id: workspace.id,
+        api_key_id: key.id,
+        url: receiver.url,
+        body: reportBody(index, now),
+        status: 'pending',
+        attempts: 0,
+        attempts_at_redelivery: 0,
+        next_attempt_at: now,
+        lease_expires_at: null,
+        last_status_code: null,
+        last_error: null,
+        delivered_at: null,
+        failed_at: null,
+        created_at: now,
+        updated_at: now,
+      }));
+      for (let start = 0; start < rows.length; start += 5000) {
+        await runInTransaction(runtime.deps.store, (trx) => insertRows(trx, runtime.deps.store.dialect, 'webhook_deliveries', rows.slice(start, start + 5000)));
+      }
+    } finally {
+      await runtime.close();
+    }
+    say(`  ${context.deliveries.toLocaleString('en-US')} reports in the outbox; starting one tms worker`);
+    const started = performance.now();
+    worker = spawnChild(context.root, [...profileArgs(context, scenario.id), ...context.nodeArgs, join(context.root, 'packages/gateway/bin/tms.js'), 'worker'], { ...env, PORT: '0' });
+    const exited = () => worker!.child.exitCode !== null || worker!.child.signalCode !== null;
+    await Promise.race([
+      receiver.waitForUnique(context.deliveries, context.timeoutSeconds * 1000, (unique) => say(`  ${((performance.now() - started) / 1000).toFixed(0)} s: ${unique.toLocaleString('en-US')} reports`)),
+      (async () => {
+        while (!exited()) await new Promise((resolve) => setTimeout(resolve, 200));
+        if (receiver.stats.unique < context.deliveries) throw new Error(`the worker exited early:\n${worker!.output().split('\n').slice(-16).join('\n')}`);
+      })(),
+    ]);
+    const ended = receiver.stats.lastNewAt ?? performance.now();
+    result.seconds = (ended - started) / 1000;
+    result.perSecond = context.deliveries / result.seconds;
+    if (receiver.stats.firstAt !== null && ended > receiver.stats.firstAt) result.steadyPerSecond = (context.deliveries - 1) / ((ended - receiver.stats.firstAt) / 1000);
+    result.peakRssMb = readPeakRssMb(worker.child.pid!);
+    result.cpuSeconds = readCpuSeconds(worker.child.pid!);
+    // Outcomes are recorded a moment after the answers: let the worker finish and stop cleanly.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const code = await worker.stop();
+    worker = null;
+    if (code !== 0) result.problems.push(`worker exited with ${code}`);
+    result.outbox = await outboxStatuses(database);
+    if ((result.outbox.delivered ?? 0) !== context.deliveries) result.problems.push(`outbox: ${JSON.stringify(result.outbox)} (want ${context.deliveries} delivered)`);
+  } finally {
+    if (worker) await worker.stop();
+    await database.drop();
+  }
+}
+
+async function startSimulatorProcess(context: WebhookContext): Promise<{ url: string; child: Child }> {
+  const port = await freePort();
+  const child = spawnChild(context.root, [join(context.root, 'packages/zns-sim/bin/tms-zns-sim.js'), '--port', String(port)], neutralEnvironment());
+  const deadline = Date.now() + 30_000;
+  while (!child.output().includes('listening on')) {
+    if (child.child.exitCode !== null) throw new Error(`simulator exited: ${child.output()}`);
+    if (Date.now() > deadline) {
+      await child.stop();
+      throw new Error(`simulator not ready: ${child.output()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const url = `http://127.0.0.1:${port}`;
+  await call(`${url}/_control/oas/${DEMO_OA}/quota`, 'PUT', { daily_quota: 10_000_000 });
+  await call(`${url}/_control/recipient-rules`, 'PUT', []);
+  return { url, child };
+}
+
+/** Sends `count` messages through the public API; returns their msg_ids. */
+async function acceptThroughApi(url: string, apiKey: string, count: number, batch: number, connections: number): Promise<string[]> {
+  const pool = new Pool(url, { connections, pipelining: 1 });
+  const ids: string[] = [];
+  const requests = Math.ceil(count / batch);
+  let next = 0;
+  const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+  const phone = (n: number) => `09${String(10_000_000 + n).padStart(8, '0')}`;
+  const one = async () => {
+    while (next < requests) {
+      const index = next++;
+      const size = Math.min(batch, count - index * batch);
+      const first = index * batch;
+      const body =
+        batch === 1
+          ? { template_id: OTP_TEMPLATE, phone: phone(first), template_data: { otp: String(100_000 + (first % 900_000)) } }
+          : { template_id: OTP_TEMPLATE, recipients: Array.from({ length: size }, (_, r) => ({ phone: phone(first + r), template_data: { otp: String(100_000 + ((first + r) % 900_000)) } })) };
+      const path = batch === 1 ? '/api/v1/messages/send' : '/api/v1/messages/batch';
+      const response = await pool.request({ path, method: 'POST', headers, body: JSON.stringify(body) });
+      const answer = (await response.body.json()) as { msg_id?: string; accepted?: number; results?: { msg_id?: string }[] };
+      if (response.statusCode !== 202) throw new Error(`${path}: ${response.statusCode} ${JSON.stringify(answer).slice(0, 300)}`);
+      if (batch === 1) ids.push(answer.msg_id!);
+      else {
+        if (answer.accepted !== size) throw new Error(`batch accepted ${answer.accepted} of ${size}`);
+        for (const item of answer.results ?? []) ids.push(item.msg_id!);
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: connections }, one));
+  } finally {
+    await pool.close();
+  }
+  return ids;
+}
+
+/**
+ * Scenario 2: `tms start` (or `tms api` + `tms worker`) with the simulator and the receiver, timed
+ * from the first request to the last report.
+ */
+async function runLoop(scenario: WebhookScenario, context: WebhookContext, receiver: BenchReceiver, result: WebhookResult): Promise<void> {
+  const { harness, say } = context;
+  const sim = await startSimulatorProcess(context);
+  const database = await harness.createTestDatabase(scenario.store);
+  let gateway: ServerProcess | null = null;
+  let worker: Child | null = null;
+  try {
+    const env = benchGatewayEnvironment(harness, database, { ZNS_OAUTH_URL: sim.url, ZNS_API_URL: sim.url, TMS_TEMPLATE_SYNC_MS: '0', ...context.extraEnv });
+    gateway = await startServer({
+      cwd: context.root,
+      script: join(context.root, 'packages/gateway/bin/tms.js'),
+      args: [isSplit(scenario) ? 'api' : 'start'],
+      nodeArgs: [...profileArgs(context, scenario.id), ...context.nodeArgs],
+      env,
+      port: await freePort(),
+    });
+    if (isSplit(scenario)) {
+      worker = spawnChild(context.root, [...profileArgs(context, scenario.id), ...context.nodeArgs, join(context.root, 'packages/gateway/bin/tms.js'), 'worker'], { ...env, PORT: '0' });
+    }
+    await call(`${sim.url}/_control/events`, 'PUT', { url: `${gateway.url}/platform/zns/events`, delay_ms: 0, max_in_flight: 256, timeout_ms: 10_000 });
+    const admin = (method: string, path: string, body?: unknown) => call(`${gateway!.url}/admin/v1${path}`, method, body, { authorization: `Bearer ${env.TMS_ADMIN_TOKEN}` });
+    const workspace = await admin('POST', '/workspaces', { name: 'bench loop' });
+    await admin('POST', `/workspaces/${workspace.id}/wallet/top-ups`, { amount: 1_000_000_000_000 });
+    const { DEMO_SENDER_ACCOUNT, DEMO_TEMPLATES } = await import('../src/services/demo.ts');
+    const { oa_id: oaId, ...account } = DEMO_SENDER_ACCOUNT;
+    await admin('PUT', `/workspaces/${workspace.id}/sender-accounts/${oaId}`, { ...account, daily_quota: 1_000_000_000 });
+    const { template_id: templateId, ...template } = DEMO_TEMPLATES.find((t) => t.template_id === OTP_TEMPLATE)!;
+    await admin('PUT', `/workspaces/${workspace.id}/templates/${templateId}`, { ...template, oa_id: oaId });
+    const key = await admin('POST', `/workspaces/${workspace.id}/api-keys`, { scopes: ['messages:send'], webhook_url: receiver.url });
+    receiver.apiKey = key.key;
+
+    say(`  sending ${context.loopMessages.toLocaleString('en-US')} messages (${context.loopBatch === 1 ? 'single sends' : `batches of ${context.loopBatch}`}, ${context.loopConnections} connections)`);
+    const workerCpu = () => (worker ? readCpuSeconds(worker.child.pid!) : 0);
+    const cpuBefore = gateway.cpuSeconds();
+    const workerCpuBefore = workerCpu();
+    const started = performance.now();
+    const ids = await acceptThroughApi(gateway.url, key.key, context.loopMessages, context.loopBatch, context.loopConnections);
+    result.acceptSeconds = (performance.now() - started) / 1000;
+    say(`  accepted in ${result.acceptSeconds.toFixed(2)} s; waiting for the reports`);
+    await receiver.waitForUnique(context.loopMessages, context.timeoutSeconds * 1000, (unique) => say(`  ${((performance.now() - started) / 1000).toFixed(0)} s: ${unique.toLocaleString('en-US')} reports`));
+    const ended = receiver.stats.lastNewAt ?? performance.now();
+    result.seconds = (ended - started) / 1000;
+    result.perSecond = context.loopMessages / result.seconds;
+    const cpuAfter = gateway.cpuSeconds();
+    const workerCpuAfter = workerCpu();
+    result.cpuSeconds = cpuBefore !== null && cpuAfter !== null && workerCpuBefore !== null && workerCpuAfter !== null ? cpuAfter - cpuBefore + (workerCpuAfter - workerCpuBefore) : null;
+    result.peakRssMb = Math.max(gateway.peakRssMb() ?? 0, worker ? (readPeakRssMb(worker.child.pid!) ?? 0) : 0) || null;
+    const missing = ids.filter((id) => !receiver.seen.has(id));
+    if (missing.length > 0) result.problems.push(`${missing.length} accepted messages without a report (e.g. ${missing[0]})`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const workerCode = await worker?.stop();
+    worker = null;
+    if (workerCode !== undefined && workerCode !== 0) result.problems.push(`worker exited with ${workerCode}`);
+    const code = await gateway.stop();
+    gateway = null;
+    if (code !== 0) result.problems.push(`gateway exited with ${code}`);
+    result.outbox = await outboxStatuses(database);
+    if ((result.outbox.delivered ?? 0) !== context.loopMessages) result.problems.push(`outbox: ${JSON.stringify(result.outbox)} (want ${context.loopMessages} delivered)`);
+  } finally {
+    if (worker) await worker.stop();
+    if (gateway) await gateway.stop();
+    await sim.child.stop();
+    await database.drop();
+  }
+}
+
+export async function runWebhookScenario(scenario: WebhookScenario, context: WebhookContext): Promise<WebhookResult> {
+  const items = scenario.kind === 'deliveries' ? context.deliveries : context.loopMessages;
+  const result = emptyResult(scenario, items);
+  context.say(
+    scenario.kind === 'deliveries'
+      ? `${scenario.id}: ${items.toLocaleString('en-US')} webhook deliveries from one tms worker on ${scenario.store}`
+      : `${scenario.id}: full loop of ${items.toLocaleString('en-US')} messages on ${isSplit(scenario) ? 'tms api + tms worker' : 'tms start'} (${scenario.store}), API → simulator → delivered → verified report`,
+  );
+  const receiver = await startBenchReceiver();
+  try {
+    if (scenario.kind === 'deliveries') await runDeliveries(scenario, context, receiver, result);
+    else await runLoop(scenario, context, receiver, result);
+    context.say(`  done in ${result.seconds.toFixed(2)} s: ${result.perSecond.toFixed(0)}/s${result.steadyPerSecond ? ` (${result.steadyPerSecond.toFixed(0)}/s from the first report)` : ''}`);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    result.problems.push(`did not complete: ${message.split('\n').slice(0, 20).join('\n')}`);
+  } finally {
+    result.requests = receiver.stats.requests;
+    result.duplicates = receiver.stats.duplicates;
+    result.badSignatures = receiver.stats.badSignatures;
+    if (receiver.stats.badSignatures > 0) result.problems.push(`${receiver.stats.badSignatures} reports with a bad signature`);
+    await receiver.close();
+  }
+  return result;
+}
+
+const fmt = (value: number | null, digits = 0) => (value === null || Number.isNaN(value) ? '-' : value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+
+export function webhookTable(results: WebhookResult[]): string {
+  const header = ['scenario', 'store', 'items', 'seconds', 'per second', 'per second after 1st report', 'accept s', 'requests', 'duplicates', 'bad signatures', 'peak RSS MB', 'CPU s'];
+  const rows = results.map((r) => [
+    r.id,
+    r.store,
+    fmt(r.items),
+    fmt(r.seconds, 2),
+    fmt(r.perSecond),
+    fmt(r.steadyPerSecond),
+    fmt(r.acceptSeconds, 2),
+    fmt(r.requests),
+    fmt(r.duplicates),
+    fmt(r.badSignatures),
+    fmt(r.peakRssMb),
+    fmt(r.cpuSeconds, 1),
+  ]);
+  const all = [header, ...rows];
+  const widths = header.map((_, c) => Math.max(...all.map((cells) => cells[c]!.length)));
+  const line = (cells: string[]) => cells.map((cell, c) => (c < 2 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+/** Issue 4's targets: ≥ 4,000 deliveries/s from one process; the full loop ≥ 2,000 messages/s. */
+export function webhookTargets(results: WebhookResult[]): { text: string; met: boolean | null }[] {
+  return results.map((r) => {
+    const valid = r.problems.length === 0;
+    if (r.kind === 'deliveries') {
+      const rate = r.steadyPerSecond ?? r.perSecond;
+      return { text: `${r.id}: ≥ 4,000 webhook deliveries/s from one process (measured ${fmt(rate)} after the first report, ${fmt(r.perSecond)} from start)`, met: valid ? rate >= 4000 : null };
+    }
+    return { text: `${r.id}: full loop ≥ 2,000 messages/s, first request to last verified report (measured ${fmt(r.perSecond)})`, met: valid ? r.perSecond >= 2000 : null };
+  });
+}

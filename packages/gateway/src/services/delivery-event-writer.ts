@@ -1,0 +1,125 @@
+/**
+ * Applies verified delivery events (user_received_message): records the event once, marks the
+ * message delivered and writes the customer's delivery report (contract section 6) into the
+ * webhook outbox, all in one transaction, so a report exists exactly when the message is delivered.
+ *
+ * Events that arrive together share one transaction of a few statements (group commit): one
+ * commit (one fsync on SQLite) and five statements for many events, instead of a transaction of
+ * four statements per event, which limited the whole pipeline. At most two groups are written at
+ * once on PostgreSQL, so a burst of events cannot take every pooled connection from the API. A
+ * group locks its messages in one UPDATE; should that ever deadlock with the dispatcher's own
+ * multi-row UPDATE, PostgreSQL aborts one and runInTransaction retries it.
+ */
+import { GroupCommitter } from '../lib/group-commit.ts';
+import { createSortableId } from '../lib/ids.ts';
+import { formatUtc } from '../lib/vietnam-time.ts';
+import { runInTransaction, type Store, type Transaction } from '../store/database.ts';
+import { findWebhookTargets, insertWebhookDeliveries, markMessagesDelivered, recordDeliveryEvents, type DeliveredMessage } from '../store/delivery-events.ts';
+import type { WebhookDeliveryRow } from '../store/schema.ts';
+
+export const DELIVERY_EVENT_NAME = 'user_received_message';
+
+export interface DeliveryEvent {
+  /** Our message (found from the event's tracking_id or platform msg_id). */
+  messageId: string;
+  platformMsgId: string;
+  oaId: string;
+  deliveredAt: number;
+  now: number;
+}
+
+export type DeliveryEventResult =
+  /** The message became delivered (and its report was queued when its key has a webhook URL). */
+  | 'delivered'
+  /** This event was applied before. */
+  | 'duplicate'
+  /** The message is failed or already delivered: left as it is. */
+  | 'not_deliverable';
+
+/** The delivery report of section 6, serialised once: the outbox resends these exact bytes. */
+export function deliveryReportBody(message: DeliveredMessage, deliveredAt: number, platformMsgId: string): string {
+  return JSON.stringify({
+    message_id: message.id,
+    client_req_id: message.tracking_id,
+    from: message.oa_id,
+    to: message.phone,
+    status: 'SUCCESS',
+    delivered_at: formatUtc(deliveredAt),
+    tracking_id: message.provider_msg_id ?? platformMsgId,
+  });
+}
+
+/**
+ * A group of events in one transaction, with the outcome each would have had applied one after
+ * the other: the first of two identical events is applied and the second is a duplicate; of two
+ * events for one message, the first delivers it and the second finds it delivered.
+ */
+export async function applyDeliveryEvents(trx: Transaction, events: readonly DeliveryEvent[], now: number): Promise<DeliveryEventResult[]> {
+  const keyOf = (event: DeliveryEvent) => `${DELIVERY_EVENT_NAME}:${event.platformMsgId}`;
+  const recorded = await recordDeliveryEvents(
+    trx,
+    events.map((event) => ({ event_key: keyOf(event), event_name: DELIVERY_EVENT_NAME, oa_id: event.oaId, message_id: event.messageId, received_at: event.now })),
+  );
+  const results: DeliveryEventResult[] = events.map(() => 'duplicate');
+  /** Per message, the index of the first fresh event about it: the one that may deliver it. */
+  const deciding = new Map<string, number>();
+  events.forEach((event, index) => {
+    if (!recorded.delete(keyOf(event))) return;
+    results[index] = 'not_deliverable';
+    if (!deciding.has(event.messageId)) deciding.set(event.messageId, index);
+  });
+  const changes = [...deciding.values()].map((index) => {
+    const event = events[index]!;
+    return { id: event.messageId, deliveredAt: event.deliveredAt, providerMsgId: event.platformMsgId };
+  });
+  const delivered = await markMessagesDelivered(trx, changes, now);
+  const targets = await findWebhookTargets(trx, [...new Set(delivered.map((message) => message.api_key_id))]);
+  const reports: WebhookDeliveryRow[] = [];
+  for (const message of delivered) {
+    const event = events[deciding.get(message.id)!]!;
+    results[deciding.get(message.id)!] = 'delivered';
+    const target = targets.get(message.api_key_id);
+    if (!target || target.revoked_at !== null || !target.webhook_url) continue;
+    reports.push({
+      id: createSortableId('dlv', event.now),
+      message_id: message.id,
+      workspace_id: message.workspace_id,
+      api_key_id: message.api_key_id,
+      url: target.webhook_url,
+      body: deliveryReportBody(message, event.deliveredAt, event.platformMsgId),
+      status: 'pending',
+      attempts: 0,
+      attempts_at_redelivery: 0,
+      next_attempt_at: event.now,
+      lease_expires_at: null,
+      last_status_code: null,
+      last_error: null,
+      delivered_at: null,
+      failed_at: null,
+      created_at: event.now,
+      updated_at: event.now,
+    });
+  }
+  await insertWebhookDeliveries(trx, reports);
+  return results;
+}
+
+export type DeliveryEventWriter = GroupCommitter<DeliveryEvent, DeliveryEventResult>;
+
+const GROUP_LINGER_MS = 5;
+
+/** One writer per store (so per process): groups form across all requests of the process. */
+const writers = new WeakMap<Store, DeliveryEventWriter>();
+
+export function deliveryEventWriter(store: Store): DeliveryEventWriter {
+  let writer = writers.get(store);
+  if (!writer) {
+    writer = new GroupCommitter<DeliveryEvent, DeliveryEventResult>(
+      async (events) => runInTransaction(store, (trx) => applyDeliveryEvents(trx, events, events[0]!.now)),
+      // The platform waits a few milliseconds longer for its answer; commits are far fewer.
+      { maxItems: 500, maxWeight: 500, weigh: () => 1, maxInFlight: store.dialect === 'sqlite' ? 1 : 2, lingerMs: GROUP_LINGER_MS },
+    );
+    writers.set(store, writer);
+  }
+  return writer;
+}

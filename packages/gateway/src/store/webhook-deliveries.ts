@@ -1,0 +1,301 @@
+/**
+ * SQL of the delivery-report outbox (webhook_deliveries) and its attempt log (webhook_attempts).
+ *
+ * A claim is the message queue's pattern (dispatch-queue.ts): one UPDATE over the oldest due rows,
+ * PostgreSQL skipping rows another worker holds (SKIP LOCKED), SQLite serialised by its write lock.
+ * The claim moves next_attempt_at to the end of the lease, so a worker that dies leaves rows that
+ * simply fall due again; no reconciler is needed. Every later write of a claimed row names the
+ * claim's lease_expires_at, so a worker whose claim expired cannot overwrite a newer claim.
+ *
+ * `status = 'pending'` and `'failed'` are written as literals where a partial index serves the query:
+ * SQLite uses a partial index only when the query's own text implies the index's condition.
+ */
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { insertRows } from './bulk-insert.ts';
+import { runInTransaction, type Store, type Transaction } from './database.ts';
+import type { ApiKeyRow, Database, WebhookAttemptRow, WebhookDeliveryRow, WebhookDeliveryStatus } from './schema.ts';
+
+export type ClaimedDelivery = Pick<
+  WebhookDeliveryRow,
+  'id' | 'message_id' | 'workspace_id' | 'api_key_id' | 'url' | 'body' | 'attempts' | 'attempts_at_redelivery' | 'created_at'
+> & { lease_expires_at: number };
+
+const CLAIMED_COLUMNS = 'id, message_id, workspace_id, api_key_id, url, body, attempts, attempts_at_redelivery, created_at, lease_expires_at';
+
+/** Rows per statement when outcomes are written: keeps every statement far below the parameter limits. */
+const CHUNK = 200;
+
+function chunks<T>(items: T[], size = CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let start = 0; start < items.length; start += size) out.push(items.slice(start, start + size));
+  return out;
+}
+
+/**
+ * Claims up to `limit` due deliveries for one worker: one more attempt, a lease. Rows whose URL
+ * is in `skipUrls` (receivers this worker already keeps busy) are left to others.
+ */
+export async function claimDueDeliveries(
+  store: Store,
+  input: { now: number; limit: number; leaseMs: number; skipUrls: readonly string[] },
+): Promise<ClaimedDelivery[]> {
+  const lock = store.dialect === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
+  const skip = input.skipUrls.length > 0 ? sql`AND url NOT IN (${sql.join(input.skipUrls)})` : sql``;
+  const leaseUntil = input.now + input.leaseMs;
+  return runInTransaction(store, async (trx) => {
+    const result = await sql<ClaimedDelivery>`
+      UPDATE webhook_deliveries
+      SET attempts = attempts + 1, lease_expires_at = ${leaseUntil}, next_attempt_at = ${leaseUntil}, updated_at = ${input.now}
+      WHERE id IN (
+        SELECT id FROM webhook_deliveries
+        WHERE status = 'pending' AND next_attempt_at <= ${input.now} ${skip}
+        ORDER BY next_attempt_at LIMIT ${input.limit} ${lock}
+      )
+      RETURNING ${sql.raw(CLAIMED_COLUMNS)}`.execute(trx);
+    return result.rows.map((row) => ({ ...row, attempts: Number(row.attempts), attempts_at_redelivery: Number(row.attempts_at_redelivery) }));
+  });
+}
+
+export type SigningKey = Pick<ApiKeyRow, 'id' | 'encrypted_key' | 'webhook_url' | 'revoked_at'>;
+
+/** The keys that sign a claim's deliveries, with what says whether their webhooks still go. */
+export async function findSigningKeys(db: Kysely<Database>, apiKeyIds: readonly string[]): Promise<SigningKey[]> {
+  if (apiKeyIds.length === 0) return [];
+  return db.selectFrom('api_keys').select(['id', 'encrypted_key', 'webhook_url', 'revoked_at']).where('id', 'in', apiKeyIds).execute();
+}
+
+/** Which claim a write is for: the row and the lease it was claimed with. */
+export interface ClaimRef {
+  id: string;
+  leaseExpiresAt: number;
+}
+
+export type DeliveryOutcome =
+  | { kind: 'delivered'; claim: ClaimRef; statusCode: number; attempt: WebhookAttemptRow }
+  | { kind: 'retry'; claim: ClaimRef; nextAttemptAt: number; statusCode: number | null; error: string; attempt: WebhookAttemptRow }
+  | { kind: 'failed'; claim: ClaimRef; statusCode: number | null; error: string; attempt: WebhookAttemptRow }
+  /** Its key was revoked or lost its webhook URL: nothing was sent. */
+  | { kind: 'cancelled'; claim: ClaimRef; reason: string }
+  /** Given back unattempted or cut short by a stopping worker: due again now, the attempt not counted. */
+  | { kind: 'released'; claim: ClaimRef; attempt: WebhookAttemptRow | null };
+
+function groupBy<T>(items: T[], keyOf: (item: T) => string): T[][] {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return [...groups.values()];
+}
+
+/** CASE id WHEN … THEN CAST(… AS type) … END: one value per row in one statement. */
+function caseById<T>(items: T[], idOf: (item: T) => string, valueOf: (item: T) => string | number | null, type: 'text' | 'bigint' | 'integer'): RawBuilder<unknown> {
+  return sql`CASE id ${sql.join(
+    items.map((item) => sql`WHEN ${idOf(item)} THEN CAST(${valueOf(item)} AS ${sql.raw(type)})`),
+    sql` `,
+  )} END`;
+}
+
+async function recordDelivered(trx: Transaction, outcomes: Extract<DeliveryOutcome, { kind: 'delivered' }>[], now: number): Promise<void> {
+  // The hot path: a claim's rows share one lease and nearly always one status code.
+  for (const group of groupBy(outcomes, (outcome) => `${outcome.claim.leaseExpiresAt}:${outcome.statusCode}`)) {
+    const { leaseExpiresAt } = group[0]!.claim;
+    const statusCode = group[0]!.statusCode;
+    for (const part of chunks(group)) {
+      await sql`
+        UPDATE webhook_deliveries
+        SET status = 'delivered', delivered_at = ${now}, last_status_code = ${statusCode}, last_error = NULL, lease_expires_at = NULL, updated_at = ${now}
+        WHERE lease_expires_at = ${leaseExpiresAt} AND id IN (${sql.join(part.map((outcome) => outcome.claim.id))})`.execute(trx);
+    }
+  }
+}
+
+async function recordRetries(trx: Transaction, outcomes: Extract<DeliveryOutcome, { kind: 'retry' }>[], now: number): Promise<void> {
+  for (const group of groupBy(outcomes, (outcome) => String(outcome.claim.leaseExpiresAt))) {
+    const { leaseExpiresAt } = group[0]!.claim;
+    for (const part of chunks(group)) {
+      const id = (outcome: (typeof part)[number]) => outcome.claim.id;
+      await sql`
+        UPDATE webhook_deliveries
+        SET next_attempt_at = ${caseById(part, id, (outcome) => outcome.nextAttemptAt, 'bigint')},
+            last_status_code = ${caseById(part, id, (outcome) => outcome.statusCode, 'integer')},
+            last_error = ${caseById(part, id, (outcome) => outcome.error, 'text')},
+            lease_expires_at = NULL, updated_at = ${now}
+        WHERE lease_expires_at = ${leaseExpiresAt} AND id IN (${sql.join(part.map(id))})`.execute(trx);
+    }
+  }
+}
+
+async function recordFailures(trx: Transaction, outcomes: Extract<DeliveryOutcome, { kind: 'failed' }>[], now: number): Promise<void> {
+  for (const group of groupBy(outcomes, (outcome) => String(outcome.claim.leaseExpiresAt))) {
+    const { leaseExpiresAt } = group[0]!.claim;
+    for (const part of chunks(group)) {
+      const id = (outcome: (typeof part)[number]) => outcome.claim.id;
+      await sql`
+        UPDATE webhook_deliveries
+        SET status = 'failed', failed_at = ${now},
+            last_status_code = ${caseById(part, id, (outcome) => outcome.statusCode, 'integer')},
+            last_error = ${caseById(part, id, (outcome) => outcome.error, 'text')},
+            lease_expires_at = NULL, updated_at = ${now}
+        WHERE lease_expires_at = ${leaseExpiresAt} AND id IN (${sql.join(part.map(id))})`.execute(trx);
+    }
+  }
+}
+
+async function recordCancellations(trx: Transaction, outcomes: Extract<DeliveryOutcome, { kind: 'cancelled' }>[], now: number): Promise<void> {
+  for (const group of groupBy(outcomes, (outcome) => `${outcome.claim.leaseExpiresAt}:${outcome.reason}`)) {
+    const { leaseExpiresAt } = group[0]!.claim;
+    for (const part of chunks(group)) {
+      await sql`
+        UPDATE webhook_deliveries
+        SET status = 'cancelled', last_error = ${group[0]!.reason}, attempts = attempts - 1, lease_expires_at = NULL, updated_at = ${now}
+        WHERE lease_expires_at = ${leaseExpiresAt} AND id IN (${sql.join(part.map((outcome) => outcome.claim.id))})`.execute(trx);
+    }
+  }
+}
+
+async function recordReleases(trx: Transaction, outcomes: Extract<DeliveryOutcome, { kind: 'released' }>[], now: number): Promise<void> {
+  for (const group of groupBy(outcomes, (outcome) => String(outcome.claim.leaseExpiresAt))) {
+    const { leaseExpiresAt } = group[0]!.claim;
+    for (const part of chunks(group)) {
+      await sql`
+        UPDATE webhook_deliveries
+        SET attempts = attempts - 1, next_attempt_at = ${now}, lease_expires_at = NULL, updated_at = ${now}
+        WHERE lease_expires_at = ${leaseExpiresAt} AND id IN (${sql.join(part.map((outcome) => outcome.claim.id))})`.execute(trx);
+    }
+  }
+}
+
+function ofKind<K extends DeliveryOutcome['kind']>(outcomes: DeliveryOutcome[], kind: K): Extract<DeliveryOutcome, { kind: K }>[] {
+  return outcomes.filter((outcome): outcome is Extract<DeliveryOutcome, { kind: K }> => outcome.kind === kind);
+}
+
+/**
+ * Records outcomes of many attempts in one transaction, with their attempt log rows. A row whose
+ * claim has since expired and been taken by another worker is left alone (its lease differs); the
+ * attempt that happened is still logged.
+ */
+export async function recordDeliveryOutcomes(store: Store, outcomes: DeliveryOutcome[], now: number): Promise<void> {
+  if (outcomes.length === 0) return;
+  await runInTransaction(store, async (trx) => {
+    await recordDelivered(trx, ofKind(outcomes, 'delivered'), now);
+    await recordRetries(trx, ofKind(outcomes, 'retry'), now);
+    await recordFailures(trx, ofKind(outcomes, 'failed'), now);
+    await recordCancellations(trx, ofKind(outcomes, 'cancelled'), now);
+    await recordReleases(trx, ofKind(outcomes, 'released'), now);
+    const attempts = outcomes.flatMap((outcome) => ('attempt' in outcome && outcome.attempt ? [outcome.attempt] : []));
+    await insertRows(trx, store.dialect, 'webhook_attempts', attempts);
+  });
+}
+
+export interface DeliveryFilter {
+  workspaceId?: string;
+  status?: WebhookDeliveryStatus;
+  /** created_at at or after. */
+  since?: number;
+  /** created_at before. */
+  until?: number;
+  limit: number;
+  offset: number;
+}
+
+/** Newest first. */
+export async function listDeliveries(db: Kysely<Database>, filter: DeliveryFilter): Promise<WebhookDeliveryRow[]> {
+  let query = db.selectFrom('webhook_deliveries').selectAll();
+  if (filter.workspaceId !== undefined) query = query.where('workspace_id', '=', filter.workspaceId);
+  if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+  if (filter.since !== undefined) query = query.where('created_at', '>=', filter.since);
+  if (filter.until !== undefined) query = query.where('created_at', '<', filter.until);
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).offset(filter.offset).execute();
+}
+
+export async function findDelivery(db: Kysely<Database>, id: string): Promise<WebhookDeliveryRow | undefined> {
+  return db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** A delivery's attempt log, oldest first. */
+export async function listAttempts(db: Kysely<Database>, deliveryId: string): Promise<WebhookAttemptRow[]> {
+  return db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('id').execute();
+}
+
+/** What a redelivery sets: pending now, to the key's current URL, the retry ladder from its start. */
+function redeliveryChanges(now: number) {
+  return sql`status = 'pending', attempts_at_redelivery = attempts, next_attempt_at = ${now}, lease_expires_at = NULL,
+    last_status_code = NULL, last_error = NULL, delivered_at = NULL, failed_at = NULL, updated_at = ${now}`;
+}
+
+/** One delivery again (any status but pending), to `url`. False when it is pending or unknown. */
+export async function redeliverDelivery(db: Kysely<Database>, input: { id: string; url: string; now: number }): Promise<boolean> {
+  const result = await sql`
+    UPDATE webhook_deliveries SET ${redeliveryChanges(input.now)}, url = ${input.url}
+    WHERE id = ${input.id} AND status <> 'pending'`.execute(db);
+  return Number(result.numAffectedRows ?? 0) === 1;
+}
+
+/**
+ * Every delivery that failed at or after `since` (optionally of one workspace) again, each to its
+ * key's current URL. Deliveries whose key is revoked or has no URL now are left failed and counted.
+ */
+export async function redeliverFailedSince(store: Store, input: { since: number; workspaceId?: string; now: number }): Promise<{ redelivered: number; skipped: number }> {
+  const workspace = input.workspaceId === undefined ? sql`` : sql`AND workspace_id = ${input.workspaceId}`;
+  const keyStillSends = sql`EXISTS (SELECT 1 FROM api_keys k WHERE k.id = webhook_deliveries.api_key_id AND k.revoked_at IS NULL AND k.webhook_url IS NOT NULL)`;
+  return runInTransaction(store, async (trx) => {
+    const updated = await sql`
+      UPDATE webhook_deliveries
+      SET ${redeliveryChanges(input.now)}, url = (SELECT k.webhook_url FROM api_keys k WHERE k.id = webhook_deliveries.api_key_id)
+      WHERE status = 'failed' AND failed_at >= ${input.since} ${workspace} AND ${keyStillSends}`.execute(trx);
+    const left = await sql<{ count: number | string }>`
+      SELECT count(*) AS count FROM webhook_deliveries WHERE status = 'failed' AND failed_at >= ${input.since} ${workspace}`.execute(trx);
+    return { redelivered: Number(updated.numAffectedRows ?? 0), skipped: Number(left.rows[0]?.count ?? 0) };
+  });
+}
+
+/** A key's webhook URL changed: its pending deliveries go to the new one. */
+export async function readdressPendingDeliveries(db: Kysely<Database>, input: { apiKeyId: string; url: string; now: number }): Promise<number> {
+  const result = await sql`
+    UPDATE webhook_deliveries SET url = ${input.url}, updated_at = ${input.now}
+    WHERE status = 'pending' AND api_key_id = ${input.apiKeyId}`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/**
+ * A key was revoked or lost its webhook URL: its pending deliveries are cancelled. The lease is
+ * cleared too, so the outcome of an attempt in flight right now no longer matches the row and
+ * cannot turn it back (that attempt still appears in the attempt log).
+ */
+export async function cancelPendingDeliveries(db: Kysely<Database>, input: { apiKeyId: string; reason: string; now: number }): Promise<number> {
+  const result = await sql`
+    UPDATE webhook_deliveries SET status = 'cancelled', last_error = ${input.reason}, lease_expires_at = NULL, updated_at = ${input.now}
+    WHERE status = 'pending' AND api_key_id = ${input.apiKeyId}`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+export interface OutboxStats {
+  pending: number;
+  due: number;
+  inFlight: number;
+  failed: number;
+  oldestPendingCreatedAt: number | null;
+}
+
+/** For the metrics scrape: the partial indexes on pending and failed rows keep these cheap. */
+export async function readOutboxStats(db: Kysely<Database>, now: number): Promise<OutboxStats> {
+  const pending = await sql<{ count: number | string; oldest: number | string | null }>`
+    SELECT count(*) AS count, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'`.execute(db);
+  const due = await sql<{ count: number | string }>`
+    SELECT count(*) AS count FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ${now}`.execute(db);
+  const inFlight = await sql<{ count: number | string }>`
+    SELECT count(*) AS count FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at > ${now} AND lease_expires_at > ${now}`.execute(db);
+  const failed = await sql<{ count: number | string }>`
+    SELECT count(*) AS count FROM webhook_deliveries WHERE status = 'failed' AND failed_at IS NOT NULL`.execute(db);
+  const oldest = pending.rows[0]?.oldest;
+  return {
+    pending: Number(pending.rows[0]?.count ?? 0),
+    due: Number(due.rows[0]?.count ?? 0),
+    inFlight: Number(inFlight.rows[0]?.count ?? 0),
+    failed: Number(failed.rows[0]?.count ?? 0),
+    oldestPendingCreatedAt: oldest === null || oldest === undefined ? null : Number(oldest),
+  };
+}

@@ -1,0 +1,113 @@
+/**
+ * Delivery events applied in groups (one transaction for the events that arrive together): each
+ * event has the outcome it would have had alone, and a delivered message has exactly one report in
+ * the outbox, also when the platform sends the same event many times at once. Signed events are
+ * posted over HTTP concurrently; the group function is also called directly on a crafted group.
+ * Direct store access: test setup (moving messages to sent/failed) and reading the outbox.
+ * SQLite and PostgreSQL.
+ */
+import { randomBytes } from 'node:crypto';
+import { signEvent } from '@tms/zns-sim';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyDeliveryEvents } from '../../src/services/delivery-event-writer.ts';
+import { runInTransaction } from '../../src/store/database.ts';
+import { STORE_KINDS, VALID_DATA, seedWorkspace, startTestGateway, type SeededWorkspace, type TestGateway } from '../harness.ts';
+import { createHookKey, expectOk } from './support.ts';
+
+describe.each(STORE_KINDS)('delivery events applied in groups (%s)', (kind) => {
+  let gateway: TestGateway;
+  let ws: SeededWorkspace;
+  let hookKey: { id: string; key: string };
+  const appId = `app-${randomBytes(4).toString('hex')}`;
+  const secret = `oa-secret-${randomBytes(8).toString('hex')}`;
+
+  beforeAll(async () => {
+    gateway = await startTestGateway(kind);
+    ws = await seedWorkspace(gateway);
+    expectOk(
+      await gateway.admin('PUT', `/workspaces/${ws.workspaceId}/sender-accounts/${ws.oaId}`, {
+        name: 'OA',
+        daily_quota: 100_000,
+        app_id: appId,
+        app_secret: 'app-secret',
+        refresh_token: 'refresh-token',
+        oa_secret_key: secret,
+      }),
+      'connect with a secret',
+    );
+    // No worker runs here: the URL is never called.
+    hookKey = await createHookKey(gateway, ws.workspaceId, 'http://127.0.0.1:9/hook');
+  });
+  afterAll(async () => gateway?.close());
+
+  const db = () => gateway.runtime.deps.store.db;
+
+  async function sentMessage(): Promise<{ id: string; providerId: string }> {
+    const response = await gateway.request('POST', '/api/v1/messages/send', { key: hookKey.key, body: { template_id: ws.templateId, phone: '0912345678', template_data: VALID_DATA } });
+    const id = expectOk(response, 'send').body.msg_id as string;
+    const providerId = randomBytes(10).toString('hex');
+    await db().updateTable('messages').set({ status: 'sent', provider_msg_id: providerId, sent_at: Date.now() }).where('id', '=', id).execute();
+    return { id, providerId };
+  }
+
+  function signedEvent(message: { id: string }, platformMsgId: string, deliveryTime = Date.now() - 1000): { raw: string; signature: string } {
+    const timestamp = String(Date.now());
+    const raw = JSON.stringify({
+      app_id: appId,
+      event_name: 'user_received_message',
+      sender: { id: ws.oaId },
+      recipient: { id: '84912345678' },
+      message: { msg_id: platformMsgId, delivery_time: String(deliveryTime), tracking_id: message.id },
+      timestamp,
+    });
+    return { raw, signature: `mac=${signEvent(appId, raw, timestamp, secret)}` };
+  }
+
+  const outbox = (messageIds: string[]) => db().selectFrom('webhook_deliveries').select(['message_id', 'body']).where('message_id', 'in', messageIds).execute();
+
+  it('many events at once, each sent several times: every message delivered once, with one report', async () => {
+    const messages = await Promise.all(Array.from({ length: 30 }, () => sentMessage()));
+    const events = messages.flatMap((message) => {
+      const event = signedEvent(message, message.providerId);
+      return [event, event, event];
+    });
+    const answers = await Promise.all(
+      events.map((event) => gateway.request('POST', '/platform/zns/events', { rawBody: event.raw, headers: { 'content-type': 'application/json', 'x-zevent-signature': event.signature } })),
+    );
+    for (const answer of answers) expect(answer.status, answer.text).toBe(200);
+    const rows = await outbox(messages.map((message) => message.id));
+    expect(rows).toHaveLength(messages.length);
+    for (const message of messages) {
+      const record = (await gateway.request('GET', `/api/v1/messages/${message.id}`, { key: hookKey.key })).body;
+      expect(record).toMatchObject({ status: 'delivered', provider_msg_id: message.providerId });
+      const report = JSON.parse(rows.find((row) => row.message_id === message.id)!.body);
+      expect(report).toMatchObject({ message_id: message.id, status: 'SUCCESS', tracking_id: message.providerId, delivered_at: record.delivered_at });
+    }
+  });
+
+  it('gives each event of a group the outcome it would have had alone', async () => {
+    const a = await sentMessage();
+    const b = await sentMessage();
+    const failed = await sentMessage();
+    await db().updateTable('messages').set({ status: 'failed', failed_at: Date.now() }).where('id', '=', failed.id).execute();
+    const now = Date.now();
+    const event = (message: { id: string }, platformMsgId: string, deliveredAt: number) => ({ messageId: message.id, platformMsgId, oaId: ws.oaId, deliveredAt, now });
+    const group = [
+      event(a, a.providerId, 1_767_200_401_000),
+      event(a, a.providerId, 1_767_200_401_000),
+      event(b, b.providerId, 1_767_200_402_000),
+      // Another platform msg_id for a (a resend): a is delivered by then.
+      event(a, randomBytes(10).toString('hex'), 1_767_200_403_000),
+      event(failed, failed.providerId, 1_767_200_404_000),
+    ];
+    const results = await runInTransaction(gateway.runtime.deps.store, (trx) => applyDeliveryEvents(trx, group, now));
+    expect(results).toEqual(['delivered', 'duplicate', 'delivered', 'not_deliverable', 'not_deliverable']);
+    const rows = await outbox([a.id, b.id, failed.id]);
+    expect(rows.map((row) => row.message_id).sort()).toEqual([a.id, b.id].sort());
+    expect(JSON.parse(rows.find((row) => row.message_id === a.id)!.body).delivered_at).toBe('2025-12-31T17:00:01.000Z');
+    // Applied again (the platform's retry of the whole group): all duplicates, nothing new.
+    const again = await runInTransaction(gateway.runtime.deps.store, (trx) => applyDeliveryEvents(trx, group, now));
+    expect(again).toEqual(['duplicate', 'duplicate', 'duplicate', 'duplicate', 'duplicate']);
+    expect(await outbox([a.id, b.id, failed.id])).toHaveLength(2);
+  });
+});
