@@ -35,6 +35,8 @@ export interface Config {
   };
   /** How often a worker syncs every workspace's templates from the platform; 0 disables it. */
   readonly templateSyncMs: number;
+  /** When a sent message's delivery event counts as overdue and the platform's status endpoint is asked; 0 disables. */
+  readonly deliveryCheckAfterMs: number;
   /**
    * The platform's daily quota per sender account (GET /quota, batch acceptance): how long a lookup
    * is cached in each process (0: never ask the platform, use the configured daily_quota), and how
@@ -191,6 +193,7 @@ export function parseConfig(env: Environment = process.env): Config {
       unconfirmedGraceMs: readInteger(env, 'TMS_DISPATCH_UNCONFIRMED_GRACE_MS', 300_000, 0, 86_400_000),
     }),
     templateSyncMs: readInteger(env, 'TMS_TEMPLATE_SYNC_MS', 15 * 60_000, 0, 7 * 24 * 3_600_000),
+    deliveryCheckAfterMs: readInteger(env, 'TMS_DELIVERY_CHECK_AFTER_MS', 15 * 60_000, 0, 24 * 3_600_000),
     platformQuota: Object.freeze({
       cacheMs: readInteger(env, 'TMS_PLATFORM_QUOTA_CACHE_MS', 30_000, 0, 3_600_000),
       retryMs: readInteger(env, 'TMS_PLATFORM_QUOTA_RETRY_MS', 5_000, 100, 600_000),

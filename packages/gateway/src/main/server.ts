@@ -5,9 +5,13 @@ import { WebhookSender } from '../services/webhook-sender.ts';
 import { DispatcherLoop } from '../workers/dispatcher.ts';
 import { maintenanceTasks } from '../workers/maintenance.ts';
 import { templateSyncTask } from '../workers/template-sync.ts';
+import { deliveryCheckTask } from '../workers/delivery-check.ts';
 import { WebhookSenderLoop } from '../workers/webhook-sender.ts';
 import { Worker } from '../workers/worker.ts';
 import type { Runtime } from './runtime.ts';
+
+/** ZNS keeps an undelivered message for a limited time (a template's `timeout`, hours); a day covers it. */
+const DELIVERY_CHECK_MAX_AGE_MS = 24 * 3_600_000;
 
 export interface RunningService {
   app: App | null;
@@ -30,6 +34,9 @@ export async function startService(runtime: Runtime, roles: { api: boolean; work
   }
   const tasks = [...maintenanceTasks(runtime.deps)];
   if (config.templateSyncMs > 0) tasks.push(templateSyncTask(runtime.deps, runtime.accessTokens, config.templateSyncMs));
+  if (config.deliveryCheckAfterMs > 0) {
+    tasks.push(deliveryCheckTask(runtime.deps, runtime.accessTokens, { afterMs: config.deliveryCheckAfterMs, maxAgeMs: DELIVERY_CHECK_MAX_AGE_MS, batchSize: 200 }));
+  }
   const worker = roles.worker ? new Worker(tasks, runtime.deps.log) : null;
   worker?.start();
   const { dispatch } = config;

@@ -33,7 +33,7 @@ export class Metrics {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
       registers: [this.registry],
     });
-    this.delivered = new Counter({ name: 'tms_messages_delivered_total', help: 'Messages marked delivered from platform events', registers: [this.registry] });
+    this.delivered = new Counter({ name: 'tms_messages_delivered_total', help: 'Messages marked delivered, from platform events or delivery status checks', registers: [this.registry] });
     const oldest = new Gauge({
       name: 'tms_queue_oldest_due_age_seconds',
       help: 'How long the oldest due queued message has waited (0 when none is due)',

@@ -99,6 +99,7 @@ function buildMessage(
     lease_expires_at: null,
     unconfirmed_since: null,
     sent_at: null,
+    status_checked_at: null,
     delivered_at: null,
     failed_at: null,
     created_at: target.now,

@@ -112,6 +112,8 @@ export interface MessageRow {
   /** When the reconciler found this claim expired with the send's outcome unknown (README: reconciliation). */
   unconfirmed_since: number | null;
   sent_at: number | null;
+  /** When the platform's status endpoint was last asked about this sent message (overdue delivery event). */
+  status_checked_at: number | null;
   delivered_at: number | null;
   failed_at: number | null;
   created_at: number;

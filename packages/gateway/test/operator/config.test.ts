@@ -73,6 +73,8 @@ describe('parseConfig', () => {
       TMS_WEBHOOK_ALLOW_PRIVATE: 'TRUE',
       TMS_PLATFORM_QUOTA_CACHE_MS: '0',
       TMS_PLATFORM_QUOTA_RETRY_MS: '1000',
+      TMS_DISPATCH_UNCONFIRMED_GRACE_MS: '60000',
+      TMS_DELIVERY_CHECK_AFTER_MS: '0',
     });
     expect(config).toMatchObject({
       dataDir: dir,
@@ -87,6 +89,8 @@ describe('parseConfig', () => {
       demoSeed: false,
       allowPrivateWebhookTargets: true,
       platformQuota: { cacheMs: 0, retryMs: 1000 },
+      dispatch: { unconfirmedGraceMs: 60_000 },
+      deliveryCheckAfterMs: 0,
     });
     expect(config.masterKey).toEqual(Buffer.from(MASTER_KEY_HEX, 'hex'));
   });
@@ -124,6 +128,8 @@ describe('parseConfig', () => {
     ['TMS_ACCESS_LOG', { TMS_ACCESS_LOG: 'loud' }],
     ['TMS_PLATFORM_QUOTA_CACHE_MS', { TMS_PLATFORM_QUOTA_CACHE_MS: '-1' }],
     ['TMS_PLATFORM_QUOTA_RETRY_MS', { TMS_PLATFORM_QUOTA_RETRY_MS: '0' }],
+    ['TMS_DISPATCH_UNCONFIRMED_GRACE_MS', { TMS_DISPATCH_UNCONFIRMED_GRACE_MS: '-5' }],
+    ['TMS_DELIVERY_CHECK_AFTER_MS', { TMS_DELIVERY_CHECK_AFTER_MS: 'soon' }],
     ['TMS_PG_POOL_SIZE', { DATABASE_URL: 'postgres://x/y', TMS_ADMIN_TOKEN: ADMIN_TOKEN, TMS_MASTER_KEY: MASTER_KEY_HEX, TMS_PG_POOL_SIZE: '0' }],
   ])('refuses a bad %s (%j) with a ConfigError naming it', (variable, env) => {
     const error = configErrorOf(env);

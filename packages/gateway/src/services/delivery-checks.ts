@@ -1,0 +1,85 @@
+/**
+ * The delivery check: ZNS delivery events are at least once in principle, but an event the
+ * platform gave up on (our endpoint down past its last retry, a lost webhook setting) would leave
+ * a message `sent` for ever and its customer without a delivery report. So a worker asks the
+ * platform's status endpoint (`GET /message/status`, by the provider msg_id every sent message
+ * has) about sent messages whose event is overdue. A delivered answer goes through the same
+ * writer as an event, under the same de-duplication key, so a late event changes nothing more
+ * and the customer gets one report either way.
+ */
+import { Semaphore } from '../lib/semaphore.ts';
+import { findMessagesAwaitingDelivery, markStatusChecked, type MessageAwaitingDelivery } from '../store/delivery-checks.ts';
+import type { Dependencies } from './context.ts';
+import { deliveryEventWriter } from './delivery-event-writer.ts';
+import type { AccessTokens } from './platform-tokens.ts';
+
+export interface DeliveryCheckSettings {
+  /** How long after sending an event counts as overdue; also the pause between checks of one message. */
+  afterMs: number;
+  /** Messages sent longer ago than this are no longer checked (ZNS drops undelivered messages). */
+  maxAgeMs: number;
+  /** Messages checked per run. */
+  batchSize: number;
+}
+
+/** Status lookups in flight at once: the status endpoint shares the OA's rate with sending. */
+const LOOKUPS_IN_FLIGHT = 8;
+const DELIVERED = 1;
+
+export interface DeliveryCheckResult {
+  checked: number;
+  delivered: number;
+}
+
+type DeliveryCheckDependencies = Pick<Dependencies, 'store' | 'clock' | 'log' | 'platform' | 'metrics'>;
+
+export async function checkOverdueDeliveries(
+  deps: DeliveryCheckDependencies,
+  tokens: Pick<AccessTokens, 'accessTokenFor'>,
+  settings: DeliveryCheckSettings,
+): Promise<DeliveryCheckResult> {
+  const now = deps.clock();
+  const overdue = await findMessagesAwaitingDelivery(deps.store.db, {
+    sentAfter: now - settings.maxAgeMs,
+    sentBefore: now - settings.afterMs,
+    checkedBefore: now - settings.afterMs,
+    limit: settings.batchSize,
+  });
+  const limit = new Semaphore(LOOKUPS_IN_FLIGHT);
+  const outcomes = await Promise.all(overdue.map((message) => limit.run(() => checkOne(deps, tokens, message))));
+  const delivered = outcomes.filter((outcome) => outcome === 'delivered').length;
+  // Every message asked about waits afterMs before it is asked again, whatever the answer was.
+  await markStatusChecked(deps.store.db, overdue.filter((_message, index) => outcomes[index] !== 'delivered').map((message) => message.id), deps.clock());
+  return { checked: overdue.length, delivered };
+}
+
+async function checkOne(
+  deps: DeliveryCheckDependencies,
+  tokens: Pick<AccessTokens, 'accessTokenFor'>,
+  message: MessageAwaitingDelivery,
+): Promise<'delivered' | 'not_delivered' | 'lookup_failed'> {
+  const platformMsgId = message.provider_msg_id!;
+  try {
+    const token = await tokens.accessTokenFor(message.oa_id);
+    const answer = await deps.platform.getMessageStatus(token, platformMsgId);
+    if (!answer.ok) {
+      deps.metrics.platformErrors.inc({ code: String(answer.code) });
+      deps.log.warn({ msg_id: message.id, code: answer.code }, 'delivery status lookup refused by the platform');
+      return 'lookup_failed';
+    }
+    if (answer.data.status !== DELIVERED || answer.data.deliveryTime === null) return 'not_delivered';
+    const result = await deliveryEventWriter(deps.store).submit({
+      messageId: message.id,
+      platformMsgId,
+      oaId: message.oa_id,
+      deliveredAt: answer.data.deliveryTime,
+      now: deps.clock(),
+    });
+    if (result === 'delivered') deps.metrics.delivered.inc();
+    return result === 'delivered' ? 'delivered' : 'not_delivered';
+  } catch (error) {
+    // A platform outage or a sender account needing re-login: the next run asks again.
+    deps.log.warn({ err: error, msg_id: message.id }, 'delivery status lookup failed');
+    return 'lookup_failed';
+  }
+}
