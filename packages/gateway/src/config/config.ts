@@ -60,6 +60,8 @@ export interface WebhookSettings {
   readonly batchSize: number;
   /** Pause when nothing is due. */
   readonly idlePollMs: number;
+  /** Finished reports (delivered, failed, cancelled) and their attempt logs are deleted after this many days. */
+  readonly retentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -103,6 +105,7 @@ function readWebhookSettings(env: Environment): WebhookSettings {
     leaseMs,
     batchSize: readInteger(env, 'TMS_WEBHOOK_BATCH_SIZE', 500, 1, 5000),
     idlePollMs: readInteger(env, 'TMS_WEBHOOK_POLL_MS', 250, 10, 60_000),
+    retentionDays: readInteger(env, 'TMS_WEBHOOK_RETENTION_DAYS', 30, 1, 3650),
   });
 }
 

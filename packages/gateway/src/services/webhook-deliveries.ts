@@ -1,7 +1,7 @@
 /**
  * Operator verbs on delivery-report webhooks, shared by /admin/v1 and `tms admin webhooks`: list
  * and read deliveries with their attempt log, redeliver one, redeliver every failure since a time.
- * Also what a key change does to its deliveries still pending.
+ * Also what a key change does to its deliveries still pending, and the retention purge.
  */
 import { formatUtc, formatUtcOrNull, parseDateTime } from '../lib/vietnam-time.ts';
 import { findApiKey } from '../store/api-keys.ts';
@@ -11,6 +11,7 @@ import {
   findDelivery,
   listAttempts,
   listDeliveries,
+  purgeFinishedDeliveries,
   readdressPendingDeliveries,
   redeliverDelivery as redeliverRow,
   redeliverFailedSince,
@@ -146,3 +147,21 @@ export async function applyKeyChangeToDeliveries(deps: Dependencies, before: Api
   }
 }
 
+
+const PURGE_BATCH = 1000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Retention: finished reports (delivered, failed, cancelled) and their attempt logs older than
+ * TMS_WEBHOOK_RETENTION_DAYS are deleted, in batches so no transaction holds the store long.
+ * Pending reports are kept however old. Returns how many went.
+ */
+export async function purgeFinishedWebhookDeliveries(deps: Pick<Dependencies, 'store' | 'clock' | 'config'>): Promise<number> {
+  const before = deps.clock() - deps.config.webhooks.retentionDays * DAY_MS;
+  let purged = 0;
+  for (;;) {
+    const deleted = await purgeFinishedDeliveries(deps.store, { before, limit: PURGE_BATCH });
+    purged += deleted;
+    if (deleted < PURGE_BATCH) return purged;
+  }
+}

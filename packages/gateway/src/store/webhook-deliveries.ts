@@ -299,3 +299,32 @@ export async function readOutboxStats(db: Kysely<Database>, now: number): Promis
     oldestPendingCreatedAt: oldest === null || oldest === undefined ? null : Number(oldest),
   };
 }
+
+/**
+ * Deletes up to `limit` finished deliveries (delivered, failed, cancelled) last changed before
+ * `before`, with their attempt logs, in one transaction. Pending ones are never touched.
+ * Returns how many deliveries went.
+ */
+export async function purgeFinishedDeliveries(store: Store, input: { before: number; limit: number }): Promise<number> {
+  return runInTransaction(store, async (trx) => {
+    const finished = await trx
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('status', 'in', ['delivered', 'failed', 'cancelled'])
+      .where('updated_at', '<', input.before)
+      .orderBy('updated_at')
+      .limit(input.limit)
+      .execute();
+    if (finished.length === 0) return 0;
+    // Deleted with the status test again (a redelivery may have made one pending meanwhile), and
+    // only the attempt logs of what was deleted go with them.
+    const deleted = await trx
+      .deleteFrom('webhook_deliveries')
+      .where('id', 'in', finished.map((row) => row.id))
+      .where('status', 'in', ['delivered', 'failed', 'cancelled'])
+      .returning('id')
+      .execute();
+    if (deleted.length > 0) await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', deleted.map((row) => row.id)).execute();
+    return deleted.length;
+  });
+}

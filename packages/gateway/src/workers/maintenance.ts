@@ -1,8 +1,12 @@
 import type { Dependencies } from '../services/context.ts';
 import { purgeExpiredIdempotencyRecords } from '../services/idempotency.ts';
+import { purgeFinishedWebhookDeliveries } from '../services/webhook-deliveries.ts';
 import type { PeriodicTask } from './worker.ts';
 
-/** Housekeeping every worker runs: expired idempotency records are deleted once a minute. */
+/**
+ * Housekeeping every worker runs: expired idempotency records are deleted once a minute, delivery
+ * reports past their retention once an hour.
+ */
 export function maintenanceTasks(deps: Dependencies): PeriodicTask[] {
   return [
     {
@@ -11,6 +15,14 @@ export function maintenanceTasks(deps: Dependencies): PeriodicTask[] {
       run: async () => {
         const purged = await purgeExpiredIdempotencyRecords(deps);
         if (purged > 0) deps.log.info({ purged }, 'expired idempotency records purged');
+      },
+    },
+    {
+      name: 'purge-webhook-deliveries',
+      intervalMs: 60 * 60_000,
+      run: async () => {
+        const purged = await purgeFinishedWebhookDeliveries(deps);
+        if (purged > 0) deps.log.info({ purged, retention_days: deps.config.webhooks.retentionDays }, 'finished delivery reports past their retention purged');
       },
     },
   ];

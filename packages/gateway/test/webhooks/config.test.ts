@@ -15,6 +15,7 @@ describe('webhook settings', () => {
       leaseMs: 120_000,
       batchSize: 500,
       idlePollMs: 250,
+      retentionDays: 30,
     });
     expect(Object.isFrozen(parseConfig({}).webhooks)).toBe(true);
     expect(parseConfig({}).allowPrivateWebhookTargets).toBe(false);
@@ -29,8 +30,9 @@ describe('webhook settings', () => {
       TMS_WEBHOOK_LEASE_MS: '3000',
       TMS_WEBHOOK_BATCH_SIZE: '50',
       TMS_WEBHOOK_POLL_MS: '20',
+      TMS_WEBHOOK_RETENTION_DAYS: '7',
     });
-    expect(config.webhooks).toEqual({ retryDelaysMs: [100, 200, 300], timeoutMs: 1000, concurrency: 20, receiverConcurrency: 2, leaseMs: 3000, batchSize: 50, idlePollMs: 20 });
+    expect(config.webhooks).toEqual({ retryDelaysMs: [100, 200, 300], timeoutMs: 1000, concurrency: 20, receiverConcurrency: 2, leaseMs: 3000, batchSize: 50, idlePollMs: 20, retentionDays: 7 });
   });
 
   it.each([
@@ -42,6 +44,7 @@ describe('webhook settings', () => {
     ['TMS_WEBHOOK_CONCURRENCY', 'many'],
     ['TMS_WEBHOOK_RECEIVER_CONCURRENCY', '0'],
     ['TMS_WEBHOOK_LEASE_MS', '31000'],
+    ['TMS_WEBHOOK_RETENTION_DAYS', '0'],
   ])('refuses %s=%s, naming the variable', (name, value) => {
     expect(() => parseConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => parseConfig({ [name]: value })).toThrow(name);

@@ -6,6 +6,7 @@
  * SQLite and PostgreSQL.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { purgeFinishedWebhookDeliveries } from '../../src/services/webhook-deliveries.ts';
 import { STORE_KINDS } from '../harness.ts';
 import { ISO_UTC_MS, expectError } from '../api/helpers.ts';
 import { runAdminJson, runTms } from '../operator/processes.ts';
@@ -197,5 +198,29 @@ describe.each(STORE_KINDS)('webhook deliveries, the operator side (%s)', (kind) 
     const usage = await runTms(['admin', 'webhooks', 'redeliver-failed'], cliEnv);
     expect(usage.code).toBe(1);
     expect(usage.stderr).toMatch(/--since is required/);
+  });
+
+  it('purges finished reports and their attempt logs after the retention period, never pending ones', async () => {
+    const deliveredId = await stack.send();
+    const delivered = await settled(deliveredId, 'delivered');
+    const pendingKey = await createHookKey(stack.gateway, stack.workspaceId, stack.receiver.url('/pending-forever'));
+    down.add('/pending-forever');
+    const pendingId = await stack.send({}, pendingKey);
+    await waitFor(() => hooksFor(stack.receiver, pendingId), (hooks) => hooks.length >= 1, 'a refused attempt');
+    const pending = await deliveryOf(pendingId);
+    expect(pending.status).toBe('pending');
+
+    // Last in this suite: it purges what the tests above finished. Today nothing is old enough; the worker's hourly task runs the same function.
+    const { deps } = stack.gateway.runtime;
+    await purgeFinishedWebhookDeliveries(deps);
+    expect((await stack.gateway.admin('GET', `/webhook-deliveries/${delivered.id}`)).status).toBe(200);
+
+    const afterRetention = { ...deps, clock: () => Date.now() + (deps.config.webhooks.retentionDays + 1) * 24 * 60 * 60 * 1000 };
+    expect(await purgeFinishedWebhookDeliveries(afterRetention)).toBeGreaterThanOrEqual(1);
+    expectError(await stack.gateway.admin('GET', `/webhook-deliveries/${delivered.id}`), 404);
+    const attemptsLeft = await deps.store.db.selectFrom('webhook_attempts').select('id').where('delivery_id', '=', delivered.id).execute();
+    expect(attemptsLeft).toEqual([]);
+    expect((await deliveryOf(pendingId)).status).toBe('pending');
+    expect((await stack.gateway.admin('PATCH', `/api-keys/${pendingKey.id}`, { webhook_url: null })).status).toBe(200);
   });
 });
