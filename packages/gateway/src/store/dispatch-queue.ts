@@ -20,7 +20,7 @@ export async function claimDueMessages(store: Store, input: { now: number; limit
   return runInTransaction(store, async (trx) => {
     const result = await sql<ClaimedMessage>`
       UPDATE messages
-      SET status = 'sending', lease_expires_at = ${leaseUntil}, attempts = attempts + 1, updated_at = ${input.now}
+      SET status = 'sending', lease_expires_at = ${leaseUntil}, unconfirmed_since = NULL, attempts = attempts + 1, updated_at = ${input.now}
       WHERE id IN (
         SELECT id FROM messages WHERE status = 'queued' AND due_at <= ${input.now} ORDER BY due_at LIMIT ${input.limit} ${lock}
       )
@@ -45,7 +45,16 @@ function claimStillHeld(message: ClaimedMessage) {
     eb.or([eb('lease_expires_at', '=', message.lease_expires_at), eb('unconfirmed_since', 'is not', null)]);
 }
 
-async function recordSent(trx: Transaction, sent: Extract<DispatchOutcome, { kind: 'sent' }>[], now: number): Promise<void> {
+type SentOutcome = Extract<DispatchOutcome, { kind: 'sent' }>;
+
+/** 7 bound values per message: 1,000 keeps a statement far under SQLite's 32,766. */
+const SENT_PER_STATEMENT = 1000;
+
+async function recordSent(trx: Transaction, sent: SentOutcome[], now: number): Promise<void> {
+  for (let start = 0; start < sent.length; start += SENT_PER_STATEMENT) await recordSentChunk(trx, sent.slice(start, start + SENT_PER_STATEMENT), now);
+}
+
+async function recordSentChunk(trx: Transaction, sent: SentOutcome[], now: number): Promise<void> {
   if (sent.length === 0) return;
   // One statement for the whole round: CASE picks each row's platform id and time.
   const providerIds = sql.join(sent.map((outcome) => sql`WHEN ${outcome.message.id} THEN CAST(${outcome.providerMsgId} AS text)`), sql` `);
@@ -74,7 +83,7 @@ export async function recordDispatchOutcomes(store: Store, outcomes: DispatchOut
   await runInTransaction(store, async (trx) => {
     await recordSent(
       trx,
-      outcomes.filter((outcome): outcome is Extract<DispatchOutcome, { kind: 'sent' }> => outcome.kind === 'sent'),
+      outcomes.filter((outcome): outcome is SentOutcome => outcome.kind === 'sent'),
       now,
     );
     for (const outcome of outcomes) {
@@ -82,7 +91,7 @@ export async function recordDispatchOutcomes(store: Store, outcomes: DispatchOut
       if (outcome.kind === 'retry') {
         await trx
           .updateTable('messages')
-          .set({ status: 'queued', due_at: outcome.dueAt, lease_expires_at: null, updated_at: now })
+          .set({ status: 'queued', due_at: outcome.dueAt, lease_expires_at: null, unconfirmed_since: null, updated_at: now })
           .where('id', '=', message.id)
           .where('status', '=', 'sending')
           .where(claimStillHeld(message))
@@ -144,6 +153,7 @@ export async function reconcileExpiredClaims(store: Store, input: { now: number;
         .set({ unconfirmed_since: now, lease_expires_at: now + input.graceMs, updated_at: now })
         .where('id', 'in', unconfirmed)
         .where('status', '=', 'sending')
+        .where('unconfirmed_since', 'is', null)
         .where('lease_expires_at', '<', now)
         .execute();
     }
@@ -153,6 +163,7 @@ export async function reconcileExpiredClaims(store: Store, input: { now: number;
         .set({ status: 'queued', due_at: now, lease_expires_at: null, unconfirmed_since: null, updated_at: now })
         .where('id', 'in', requeued)
         .where('status', '=', 'sending')
+        .where('unconfirmed_since', 'is not', null)
         .where('lease_expires_at', '<', now)
         .execute();
     }

@@ -300,6 +300,9 @@ export async function readOutboxStats(db: Kysely<Database>, now: number): Promis
   };
 }
 
+/** Written as literals: SQLite uses the partial index webhook_deliveries_finished only then. */
+const FINISHED = sql<boolean>`status IN ('delivered', 'failed', 'cancelled')`;
+
 /**
  * Deletes up to `limit` finished deliveries (delivered, failed, cancelled) last changed before
  * `before`, with their attempt logs, in one transaction. Pending ones are never touched.
@@ -310,7 +313,7 @@ export async function purgeFinishedDeliveries(store: Store, input: { before: num
     const finished = await trx
       .selectFrom('webhook_deliveries')
       .select('id')
-      .where('status', 'in', ['delivered', 'failed', 'cancelled'])
+      .where(FINISHED)
       .where('updated_at', '<', input.before)
       .orderBy('updated_at')
       .limit(input.limit)
@@ -321,7 +324,7 @@ export async function purgeFinishedDeliveries(store: Store, input: { before: num
     const deleted = await trx
       .deleteFrom('webhook_deliveries')
       .where('id', 'in', finished.map((row) => row.id))
-      .where('status', 'in', ['delivered', 'failed', 'cancelled'])
+      .where(FINISHED)
       .returning('id')
       .execute();
     if (deleted.length > 0) await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', deleted.map((row) => row.id)).execute();

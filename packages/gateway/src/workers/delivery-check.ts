@@ -3,13 +3,23 @@ import { checkOverdueDeliveries, type DeliveryCheckSettings } from '../services/
 import type { AccessTokens } from '../services/platform-tokens.ts';
 import type { PeriodicTask } from './worker.ts';
 
+/** Most batches per run: after a long loss of events a worker catches up at up to 10 batches a minute. */
+const BATCHES_PER_RUN = 10;
+
 /** Asks the platform about sent messages whose delivery event is overdue (services/delivery-checks.ts). */
 export function deliveryCheckTask(deps: Dependencies, tokens: Pick<AccessTokens, 'accessTokenFor'>, settings: DeliveryCheckSettings): PeriodicTask {
   return {
     name: 'delivery-check',
     intervalMs: Math.min(60_000, settings.afterMs),
     run: async () => {
-      const { checked, delivered } = await checkOverdueDeliveries(deps, tokens, settings);
+      let checked = 0;
+      let delivered = 0;
+      for (let batch = 0; batch < BATCHES_PER_RUN; batch += 1) {
+        const result = await checkOverdueDeliveries(deps, tokens, settings);
+        checked += result.checked;
+        delivered += result.delivered;
+        if (result.checked < settings.batchSize) break;
+      }
       if (checked > 0) deps.log.info({ checked, delivered }, 'asked the platform about sent messages with an overdue delivery event');
     },
   };
