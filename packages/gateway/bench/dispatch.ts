@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { benchGatewayEnvironment, freePort, neutralEnvironment, readCpuSeconds, readPeakRssMb, startServer, stopChild, type ServerProcess } from './processes.ts';
+import { fmt } from './report.ts';
 import type * as Harness from '../test/harness.ts';
 
 export const DISPATCH_SCENARIOS = [
@@ -298,8 +299,6 @@ export async function runDispatch(scenario: DispatchScenario, context: DispatchC
   }
   return result;
 }
-
-const fmt = (value: number | null, digits = 0) => (value === null || Number.isNaN(value) ? '-' : value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
 
 export function dispatchTable(results: DispatchResult[]): string {
   const header = ['scenario', 'store', 'workers', 'latency', 'messages', 'seconds', 'msg/s', 'msg/s after 1st send', 'worker peak RSS MB', 'worker CPU s', 'sim accepted', 'duplicates'];

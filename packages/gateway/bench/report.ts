@@ -41,7 +41,8 @@ export interface Target {
 const STORE_LABEL: Record<StoreName, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 const KIND_LABEL: Record<ScenarioKind, string> = { ceiling: 'ceiling (bare Fastify)', single: 'single sends', batch: 'batches of 500' };
 
-const fmt = (value: number | null, digits = 0): string =>
+/** A figure for the tables: thousands separators, fixed decimals, '-' when there is none. */
+export const fmt = (value: number | null, digits = 0): string =>
   value === null || !Number.isFinite(value) ? '-' : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 export const TARGETS = {

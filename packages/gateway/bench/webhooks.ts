@@ -32,6 +32,7 @@ import { insertRows } from '../src/store/bulk-insert.ts';
 import { runInTransaction } from '../src/store/database.ts';
 import type { WebhookDeliveryRow } from '../src/store/schema.ts';
 import { benchGatewayEnvironment, freePort, neutralEnvironment, readCpuSeconds, readPeakRssMb, startServer, stopChild, type ServerProcess } from './processes.ts';
+import { fmt } from './report.ts';
 import { startBenchReceiver, type BenchReceiver } from './webhook-receiver.ts';
 import type * as Harness from '../test/harness.ts';
 
@@ -389,8 +390,6 @@ export async function runWebhookScenario(scenario: WebhookScenario, context: Web
   }
   return result;
 }
-
-const fmt = (value: number | null, digits = 0) => (value === null || Number.isNaN(value) ? '-' : value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
 
 export function webhookTable(results: WebhookResult[]): string {
   const header = ['scenario', 'store', 'items', 'seconds', 'per second', 'per second after 1st report', 'accept s', 'requests', 'duplicates', 'bad signatures', 'peak RSS MB', 'CPU s'];
