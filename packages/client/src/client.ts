@@ -4,9 +4,8 @@
  */
 import { iterateMessages, type IterateOptions } from './pagination.ts';
 import { reconcile, type ReconcileOptions, type ReconcileReport } from './reconcile.ts';
-import type { RetryPolicy } from './retry.ts';
 import { sendLarge, type SendLargeOptions, type SendLargeReport } from './send-large.ts';
-import { request, transportConfig, type CallOptions, type FetchLike, type RequestSpec, type RetryEvent, type TransportConfig } from './transport.ts';
+import { request, transportConfig, type CallOptions, type ClientOptions, type RequestSpec, type TransportConfig } from './transport.ts';
 import type {
   BatchRequest,
   BatchResponse,
@@ -24,24 +23,8 @@ import type {
   TemplateList,
 } from './types.ts';
 
-export interface ClientOptions {
-  /** The workspace API key (`tms_live_…`). It also signs your delivery reports (see verifyWebhook). */
-  apiKey: string;
-  /** The service address, e.g. `https://tms.example.com`. */
-  baseUrl: string;
-  /** Time allowed for each attempt, in ms (default 30 000). */
-  timeoutMs?: number;
-  /** Retries after a network error, timeout, 429 or 5xx (default 3). */
-  maxRetries?: number;
-  /** Finer retry timing (backoff base and ceiling, longest Retry-After honoured). */
-  retry?: Partial<RetryPolicy>;
-  /** A fetch implementation (default: the global fetch). */
-  fetch?: FetchLike;
-  /** Extra headers on every request. */
-  headers?: Record<string, string>;
-  /** Called before each retry, e.g. to log it. */
-  onRetry?: (event: RetryEvent) => void;
-}
+export type { ClientOptions } from './transport.ts';
+
 
 const API = '/api/v1';
 

@@ -59,16 +59,26 @@ export interface RequestSpec {
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
-export function transportConfig(input: {
+export interface ClientOptions {
+  /** The workspace API key (`tms_live_…`). It also signs your delivery reports (see verifyWebhook). */
   apiKey: string;
+  /** The service address, e.g. `https://tms.example.com`. */
   baseUrl: string;
+  /** Time allowed for each attempt, in ms (default 30 000). */
   timeoutMs?: number;
+  /** Retries after a network error, timeout, 429 or 5xx (default 3). */
   maxRetries?: number;
+  /** Finer retry timing (backoff base and ceiling, longest Retry-After honoured). */
   retry?: Partial<RetryPolicy>;
+  /** A fetch implementation (default: the global fetch). */
   fetch?: FetchLike;
+  /** Extra headers on every request. */
   headers?: Record<string, string>;
+  /** Called before each retry, e.g. to log it. */
   onRetry?: (event: RetryEvent) => void;
-}): TransportConfig {
+}
+
+export function transportConfig(input: ClientOptions): TransportConfig {
   if (typeof input.apiKey !== 'string' || input.apiKey === '') throw new TypeError('apiKey is required');
   if (typeof input.baseUrl !== 'string' || !/^https?:\/\//.test(input.baseUrl)) throw new TypeError('baseUrl must be an http(s) URL');
   const retry = { ...DEFAULT_RETRY_POLICY, ...input.retry };

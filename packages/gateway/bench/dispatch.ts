@@ -9,12 +9,11 @@
  * stats must show every message accepted exactly once (no duplicate tracking_id = our msg_id), and
  * the database must hold as many distinct provider msg_ids as messages.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
-import { benchGatewayEnvironment, freePort, neutralEnvironment, readCpuSeconds, readPeakRssMb, startServer, stopChild, type ServerProcess } from './processes.ts';
+import { benchGatewayEnvironment, freePort, neutralEnvironment, readCpuSeconds, readPeakRssMb, spawnChild, startServer, type Child, type ServerProcess } from './processes.ts';
 import { fmt } from './report.ts';
 import type * as Harness from '../test/harness.ts';
 
@@ -68,30 +67,6 @@ const DEMO_OA = '4318269720189301001';
 const TEMPLATE_ID = '250002';
 const BATCH = 500;
 const ACCEPT_CONCURRENCY = 4;
-
-interface Child {
-  child: ChildProcess;
-  output(): string;
-  exited: Promise<number | null>;
-  stop(): Promise<number | null>;
-}
-
-function spawnChild(root: string, args: string[], env: Record<string, string>): Child {
-  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let captured = '';
-  const keep = (chunk: Buffer) => {
-    captured = (captured + chunk.toString('utf8')).slice(-16_000);
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
-  return {
-    child,
-    output: () => captured,
-    exited,
-    stop: () => stopChild(child, exited),
-  };
-}
 
 async function json(url: string, method: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown; text: string }> {
   const response = await fetch(url, {

@@ -145,3 +145,23 @@ export async function startServer(input: {
     },
   };
 }
+
+/** A bench child process (simulator, worker) whose last 16 kB of output are kept for error reports. */
+export interface Child {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+  stop(): Promise<number | null>;
+}
+
+export function spawnChild(root: string, args: string[], env: Record<string, string>): Child {
+  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let captured = '';
+  const keep = (chunk: Buffer) => {
+    captured = (captured + chunk.toString('utf8')).slice(-16_000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+  return { child, output: () => captured, exited, stop: () => stopChild(child, exited) };
+}

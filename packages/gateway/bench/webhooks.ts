@@ -18,7 +18,6 @@
  * bytes, timing-safe) and counts each message_id once. A bad signature, a missing report or a
  * delivery not recorded `delivered` invalidates the scenario.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -31,7 +30,7 @@ import { createApiKey, createWorkspace } from '../src/services/admin.ts';
 import { insertRows } from '../src/store/bulk-insert.ts';
 import { runInTransaction } from '../src/store/database.ts';
 import type { WebhookDeliveryRow } from '../src/store/schema.ts';
-import { benchGatewayEnvironment, freePort, neutralEnvironment, readCpuSeconds, readPeakRssMb, startServer, stopChild, type ServerProcess } from './processes.ts';
+import { benchGatewayEnvironment, freePort, neutralEnvironment, readCpuSeconds, readPeakRssMb, spawnChild, startServer, type Child, type ServerProcess } from './processes.ts';
 import { fmt } from './report.ts';
 import { startBenchReceiver, type BenchReceiver } from './webhook-receiver.ts';
 import type * as Harness from '../test/harness.ts';
@@ -88,24 +87,6 @@ export interface WebhookResult {
 
 const DEMO_OA = '4318269720189301001';
 const OTP_TEMPLATE = '250002';
-
-interface Child {
-  child: ChildProcess;
-  output(): string;
-  stop(): Promise<number | null>;
-}
-
-function spawnChild(root: string, args: string[], env: Record<string, string>): Child {
-  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let captured = '';
-  const keep = (chunk: Buffer) => {
-    captured = (captured + chunk.toString('utf8')).slice(-16_000);
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
-  return { child, output: () => captured, stop: () => stopChild(child, exited) };
-}
 
 async function call(url: string, method: string, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
   const response = await fetch(url, { method, headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
