@@ -6,7 +6,7 @@ import type { AdminDependencies } from '../services/admin.ts';
 import type { ApiKeyAuthenticator } from '../services/authentication.ts';
 import type { Dependencies, RequestContext } from '../services/context.ts';
 import type { AccessTokens } from '../services/platform-tokens.ts';
-import { badRequest } from '../services/errors.ts';
+import { ApiError } from '../services/errors.ts';
 import type { IdempotencyInput, ServiceResponse } from '../services/idempotency.ts';
 import type { RateLimiter } from './plugins/rate-limit.ts';
 
@@ -33,7 +33,7 @@ export function idempotencyOf(request: FastifyRequest): IdempotencyInput | undef
   const key = request.headers['idempotency-key'];
   if (key === undefined) return undefined;
   if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
-    throw badRequest('Idempotency-Key must be 1 to 255 printable ASCII characters without spaces');
+    throw new ApiError('invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces');
   }
   const path = request.url.split('?')[0];
   return { key, requestHash: sha256Hex(`${request.method} ${path}\n${JSON.stringify(request.body ?? null)}`) };

@@ -1,8 +1,15 @@
 import { Type, type TSchema } from 'typebox';
+import { ERROR_TYPES } from '../services/errors.ts';
 
 /** Section 2.7: every error, on every route, unknown routes included. */
 export const ErrorBody = Type.Object(
-  { error: Type.Object({ code: Type.Integer({ description: 'Equals the HTTP status' }), message: Type.String() }) },
+  {
+    error: Type.Object({
+      code: Type.Integer({ description: 'Equals the HTTP status' }),
+      type: Type.Union(ERROR_TYPES.map((type) => Type.Literal(type)), { description: 'Stable identifier from the error catalogue (docs/errors.md): branch on it, never on message' }),
+      message: Type.String({ description: 'Human-readable explanation; its wording may change' }),
+    }),
+  },
   { $id: 'ErrorBody', description: 'The error body of section 2.7' },
 );
 

@@ -10,7 +10,7 @@ import { findWorkspace, insertWorkspace, listLedger, listWorkspaces as selectWor
 import type { Scope } from './authentication.ts';
 import { presentTemplate } from './catalog.ts';
 import type { Dependencies } from './context.ts';
-import { ApiError, badRequest, notFound } from './errors.ts';
+import { ApiError, badRequest } from './errors.ts';
 import type { TemplateParam } from './template-data.ts';
 import { applyKeyChangeToDeliveries } from './webhook-deliveries.ts';
 
@@ -80,12 +80,12 @@ export function presentSenderAccount(row: SenderAccountRow) {
 
 async function requireWorkspace(deps: Dependencies, id: string): Promise<WorkspaceRow> {
   const workspace = await findWorkspace(deps.store.db, id);
-  if (!workspace) throw notFound(`workspace ${id} not found`);
+  if (!workspace) throw new ApiError('workspace_not_found', `workspace ${id} not found`);
   return workspace;
 }
 
 function masterKey(deps: Dependencies): Buffer {
-  if (!deps.config.masterKey) throw new ApiError(500, 'TMS_MASTER_KEY is not configured');
+  if (!deps.config.masterKey) throw new ApiError('internal_error', 'TMS_MASTER_KEY is not configured');
   return deps.config.masterKey;
 }
 
@@ -109,7 +109,7 @@ export async function changeWorkspace(
   changes: { status?: WorkspaceRow['status']; message_cap?: number | null },
 ) {
   const row = await updateWorkspace(deps.store.db, id, changes, deps.clock());
-  if (!row) throw notFound(`workspace ${id} not found`);
+  if (!row) throw new ApiError('workspace_not_found', `workspace ${id} not found`);
   deps.forgetCachedKeys();
   return presentWorkspace(row);
 }
@@ -117,7 +117,7 @@ export async function changeWorkspace(
 export async function topUp(deps: Dependencies, id: string, input: { amount: number; note?: string }) {
   if (!Number.isSafeInteger(input.amount) || input.amount <= 0) throw badRequest('amount must be a positive whole number of VND');
   const entry = await topUpWallet(deps.store, { workspaceId: id, amount: input.amount, note: input.note ?? null, now: deps.clock() });
-  if (!entry) throw notFound(`workspace ${id} not found`);
+  if (!entry) throw new ApiError('workspace_not_found', `workspace ${id} not found`);
   return { balance: entry.balance_after, entry: presentLedgerEntry(entry) };
 }
 
@@ -172,7 +172,7 @@ export async function changeApiKey(
   changes: { revoke?: boolean; webhook_url?: string | null; rate_limit_per_second?: number | null },
 ) {
   const existing = await findApiKey(deps.store.db, id);
-  if (!existing) throw notFound(`API key ${id} not found`);
+  if (!existing) throw new ApiError('api_key_not_found', `API key ${id} not found`);
   checkWebhookUrl(deps, changes.webhook_url);
   const update: Partial<Pick<ApiKeyRow, 'revoked_at' | 'webhook_url' | 'rate_limit_per_second'>> = {};
   if (changes.revoke) update.revoked_at = existing.revoked_at ?? deps.clock();
@@ -223,7 +223,7 @@ export async function connectSenderAccount(deps: Dependencies, workspaceId: stri
     created_at: now,
     updated_at: now,
   });
-  if (!row) throw new ApiError(409, `sender account ${input.oa_id} is connected to another workspace`);
+  if (!row) throw new ApiError('sender_account_taken', `sender account ${input.oa_id} is connected to another workspace`);
   deps.catalog.forgetSenderAccount(workspaceId, input.oa_id);
   return presentSenderAccount(row);
 }
@@ -248,7 +248,7 @@ export interface RegisterTemplateInput {
 export async function registerTemplate(deps: Dependencies, workspaceId: string, input: RegisterTemplateInput) {
   await requireWorkspace(deps, workspaceId);
   const account = await findSenderAccount(deps.store.db, workspaceId, input.oa_id);
-  if (!account) throw notFound(`sender account ${input.oa_id} not found in workspace ${workspaceId}`);
+  if (!account) throw new ApiError('sender_account_not_found', `sender account ${input.oa_id} not found in workspace ${workspaceId}`);
   const names = new Set<string>();
   for (const param of input.params) {
     if (names.has(param.name)) throw badRequest(`param "${param.name}" is listed twice`);
@@ -272,7 +272,7 @@ export async function registerTemplate(deps: Dependencies, workspaceId: string, 
     updated_at: now,
   };
   const saved = await upsertTemplate(deps.store.db, row);
-  if (!saved) throw new ApiError(409, `template ${input.template_id} belongs to another workspace`);
+  if (!saved) throw new ApiError('template_taken', `template ${input.template_id} belongs to another workspace`);
   deps.catalog.forgetTemplate(workspaceId, input.template_id);
   return { ...presentTemplate({ ...saved, oa_name: account.name }), workspace_id: workspaceId };
 }

@@ -41,13 +41,13 @@ export class ApiKeyAuthenticator {
   }
 
   async authenticate(presentedKey: string | undefined, scope: Scope): Promise<AuthenticatedKey> {
-    if (!presentedKey) throw new ApiError(401, 'missing API key: send Authorization: Bearer <key> or X-API-Key: <key>');
+    if (!presentedKey) throw new ApiError('unauthenticated', 'missing API key: send Authorization: Bearer <key> or X-API-Key: <key>');
     const hash = sha256Hex(presentedKey);
     const key = await this.cache.getOrLoad(hash, async () => toCachedKey(await findApiKeyByHash(this.store.db, hash)));
     // The lookup is by hash; the constant-time compare guards against any index-timing signal.
-    if (!key || !timingSafeEqual(key.hash, Buffer.from(hash, 'hex')) || key.row.revoked_at !== null) throw new ApiError(401, 'invalid or revoked API key');
-    if (key.row.workspace_status !== 'active') throw new ApiError(403, 'workspace is suspended');
-    if (!key.caller.scopes.includes(scope)) throw new ApiError(403, `API key lacks the ${scope} scope`);
+    if (!key || !timingSafeEqual(key.hash, Buffer.from(hash, 'hex')) || key.row.revoked_at !== null) throw new ApiError('unauthenticated', 'invalid or revoked API key');
+    if (key.row.workspace_status !== 'active') throw new ApiError('workspace_suspended', 'workspace is suspended');
+    if (!key.caller.scopes.includes(scope)) throw new ApiError('forbidden_scope', `API key lacks the ${scope} scope`);
     return key.caller;
   }
 

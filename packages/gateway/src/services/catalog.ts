@@ -4,7 +4,7 @@ import type { TemplateStatus } from '../store/schema.ts';
 import { listSenderAccounts } from '../store/sender-accounts.ts';
 import { listTemplates as selectTemplates, type TemplateWithOaName } from '../store/templates.ts';
 import type { RequestContext } from './context.ts';
-import { notFound } from './errors.ts';
+import { ApiError } from './errors.ts';
 import { dailyQuotaOn } from './platform-quota.ts';
 import { parseTemplateParams } from './template-data.ts';
 
@@ -46,7 +46,7 @@ export async function listOas(input: { ctx: RequestContext }) {
 export async function readQuota(input: { ctx: RequestContext; query: { oa_id?: string } }) {
   const { ctx, query } = input;
   const accounts = await listSenderAccounts(ctx.deps.store.db, ctx.caller.workspaceId, query.oa_id);
-  if (query.oa_id !== undefined && accounts.length === 0) throw notFound(`sender account ${query.oa_id} not found`);
+  if (query.oa_id !== undefined && accounts.length === 0) throw new ApiError('sender_account_not_found', `sender account ${query.oa_id} not found`);
   // Platform lookups first (they may wait for a first answer), then our reservations, read last so
   // they are as current as possible.
   const lookups = await Promise.all(accounts.map((account) => ctx.deps.platformQuota.lookup(account.oa_id)));

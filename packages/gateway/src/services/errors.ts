@@ -1,17 +1,247 @@
 /**
- * A failure the caller should see, with the contract's status code (section 7 and decisions.md).
- * The HTTP layer turns it into the error body { error: { code, message } }.
+ * The one closed catalogue of errors the gateway answers with. Each `type` is a stable snake_case
+ * identifier that callers branch on (never on `message`); the catalogue also feeds the OpenAPI
+ * documents, docs/errors.md and the SDK. Adding a type is an API change: add it here, with its
+ * status, meaning and what the caller should do.
  */
+
+export interface ErrorTypeEntry {
+  /** The HTTP status a whole request fails with. */
+  readonly status: number;
+  /** What happened, for docs/errors.md and the OpenAPI documents. */
+  readonly meaning: string;
+  /** What the caller should do about it. */
+  readonly action: string;
+  /** Also used as a per-recipient `error` prefix in batch and RSA results (`type: explanation`). */
+  readonly recipient?: true;
+}
+
+export const ERROR_CATALOGUE = {
+  invalid_request: {
+    status: 400,
+    meaning: 'The body, query or path does not match the schema: a missing or unknown field, a wrong type, a value out of range.',
+    action: 'Fix the request as the message says; do not retry it unchanged.',
+  },
+  invalid_json: {
+    status: 400,
+    meaning: 'The request body is not valid JSON.',
+    action: 'Send a valid JSON document.',
+  },
+  invalid_tracking_id: {
+    status: 400,
+    meaning: '`tracking_id` is longer than 48 characters or has characters other than letters, digits, dot, hyphen and underscore.',
+    action: 'Use at most 48 of `A-Z a-z 0-9 . _ -`, or leave it out to get the msg_id.',
+  },
+  invalid_send_at: {
+    status: 400,
+    meaning: '`send_at` is not an ISO 8601 date-time, or is more than 60 days ahead.',
+    action: 'Send an ISO 8601 date-time at most 60 days ahead (without an offset it is read as Vietnam time).',
+  },
+  invalid_date_range: {
+    status: 400,
+    meaning: 'A `from`, `to` or other time filter is not an ISO 8601 date-time.',
+    action: 'Send ISO 8601 date-times.',
+  },
+  invalid_template_data: {
+    status: 400,
+    meaning: "`template_data` does not satisfy the template's params: a required param is missing, a key is unknown, or a value is not a string within min_length..max_length.",
+    action: 'Read the template\'s `params` from GET /api/v1/templates and send exactly those keys.',
+    recipient: true,
+  },
+  missing_phone: {
+    status: 400,
+    meaning: 'The recipient has no phone number (empty once spaces, dots, dashes and parentheses are removed).',
+    action: 'Send a phone number for every recipient.',
+    recipient: true,
+  },
+  rsa_phone_invalid: {
+    status: 400,
+    meaning: '`rsa_phone` is missing, not standard base64, or not the length of an RSA ciphertext.',
+    action: "Encrypt the number with the sender account's RSA public key (OAEP, SHA-256, MGF1 SHA-1) and send the standard base64 of the ciphertext.",
+    recipient: true,
+  },
+  daily_quota_exceeded: {
+    status: 400,
+    meaning: "The sender account's daily quota for the day the message would be sent is used up (batch and RSA recipients only; a single send is never refused for it).",
+    action: 'Check GET /api/v1/quota and send the rest after `reset_at`, or schedule it with `send_at`.',
+    recipient: true,
+  },
+  invalid_idempotency_key: {
+    status: 400,
+    meaning: 'The Idempotency-Key header is empty, longer than 255 characters, or has characters outside printable ASCII.',
+    action: 'Use 1 to 255 printable ASCII characters without spaces, for example a UUID.',
+  },
+  template_not_enabled: {
+    status: 400,
+    meaning: 'The template exists but its status is not ENABLE (PENDING_REVIEW, REJECT, DISABLE or DELETE).',
+    action: 'Send only ENABLE templates; GET /api/v1/templates shows each status.',
+  },
+  sender_account_not_connected: {
+    status: 400,
+    meaning: "The template's sender account is disconnected from the gateway.",
+    action: 'Ask your workspace owner or the operator to reconnect the sender account.',
+  },
+  unauthenticated: {
+    status: 401,
+    meaning: 'The API key (or operator token) is missing, wrong or revoked.',
+    action: 'Send `Authorization: Bearer <key>` or `X-API-Key: <key>` with a live key.',
+  },
+  invalid_event_signature: {
+    status: 401,
+    meaning: 'A platform event arrived without a valid signature from the platform.',
+    action: 'Only the platform calls this endpoint; nothing to do for integrators.',
+  },
+  insufficient_balance: {
+    status: 402,
+    meaning: 'The wallet holds less than the price of the whole request (a batch is refused whole).',
+    action: 'Top up the wallet, or send fewer messages; nothing was queued or charged.',
+  },
+  account_cap_reached: {
+    status: 402,
+    meaning: "The workspace's account-level message cap, counted over its life, would be exceeded.",
+    action: 'Ask the operator to raise the cap; nothing was queued or charged.',
+  },
+  forbidden_scope: {
+    status: 403,
+    meaning: 'The API key does not have the scope this endpoint needs.',
+    action: 'Use a key with the scope named in the message (messages:send, messages:read or templates:read).',
+  },
+  workspace_suspended: {
+    status: 403,
+    meaning: 'The workspace is suspended by the operator.',
+    action: 'Contact the operator; no request of the workspace is served until it is reactivated.',
+  },
+  route_not_found: {
+    status: 404,
+    meaning: 'No endpoint has this method and path.',
+    action: 'Check the method and the path against the API reference.',
+  },
+  message_not_found: {
+    status: 404,
+    meaning: "No message with this id in the key's workspace (a cancelled message is deleted and not found).",
+    action: 'Check the msg_id; messages of another workspace are never visible.',
+  },
+  template_not_found: {
+    status: 404,
+    meaning: "No template with this id in the key's workspace.",
+    action: 'Use a template_id listed by GET /api/v1/templates.',
+  },
+  sender_account_not_found: {
+    status: 404,
+    meaning: 'No sender account with this oa_id in the workspace.',
+    action: 'Use an oa_id listed by GET /api/v1/oas.',
+  },
+  workspace_not_found: {
+    status: 404,
+    meaning: 'No workspace with this id (operator API).',
+    action: 'Check the workspace id with `tms admin workspaces list`.',
+  },
+  api_key_not_found: {
+    status: 404,
+    meaning: 'No API key with this id (operator API).',
+    action: 'Check the key id with `tms admin keys list`.',
+  },
+  webhook_delivery_not_found: {
+    status: 404,
+    meaning: 'No delivery report with this id.',
+    action: 'Check the delivery id; finished reports are purged after the retention period.',
+  },
+  message_not_queued: {
+    status: 409,
+    meaning: 'The message is no longer queued (sending, sent, delivered or failed), so it cannot be cancelled.',
+    action: 'Nothing to cancel: read the message to see its state.',
+  },
+  idempotency_key_in_flight: {
+    status: 409,
+    meaning: 'A request with the same Idempotency-Key is still being processed.',
+    action: 'Retry the same request with the same key after a short wait; you will get its result.',
+  },
+  sender_account_taken: {
+    status: 409,
+    meaning: 'The sender account is connected to another workspace (operator API).',
+    action: 'Disconnect it there first.',
+  },
+  template_taken: {
+    status: 409,
+    meaning: 'The template belongs to another workspace (operator API).',
+    action: 'Register it in the workspace that owns its sender account.',
+  },
+  webhook_delivery_pending: {
+    status: 409,
+    meaning: 'The delivery report is still pending: it will be attempted on its own.',
+    action: 'Wait for its next attempt, or read its attempt log.',
+  },
+  webhook_delivery_not_redeliverable: {
+    status: 409,
+    meaning: 'The delivery report cannot be redelivered: its API key is revoked or has no webhook URL.',
+    action: 'Set a webhook URL on a live key and redeliver again.',
+  },
+  payload_too_large: {
+    status: 413,
+    meaning: 'The request body is larger than 1 MiB.',
+    action: 'Split the request (a batch takes at most 500 recipients).',
+  },
+  uri_too_long: {
+    status: 414,
+    meaning: 'The request path or one of its parameters is too long.',
+    action: 'Check the path; ids are short.',
+  },
+  unsupported_media_type: {
+    status: 415,
+    meaning: 'The request has a body that is not `application/json`.',
+    action: 'Send `Content-Type: application/json` with a JSON body.',
+  },
+  idempotency_key_reused: {
+    status: 422,
+    meaning: 'The Idempotency-Key was used in the last 24 hours with a different request.',
+    action: 'Use a new key for a new request; reuse a key only to retry the very same request.',
+  },
+  rate_limited: {
+    status: 429,
+    meaning: "The API key's request rate limit is exceeded.",
+    action: 'Wait the number of seconds in `Retry-After`, then retry.',
+  },
+  headers_too_large: {
+    status: 431,
+    meaning: 'The request headers are too large.',
+    action: 'Send fewer or shorter headers.',
+  },
+  internal_error: {
+    status: 500,
+    meaning: 'The gateway failed unexpectedly; the failure is logged with the request id.',
+    action: 'Retry with the same Idempotency-Key; report the `X-Request-Id` if it persists.',
+  },
+  service_unavailable: {
+    status: 503,
+    meaning: 'The gateway is shutting down or cannot reach its store.',
+    action: 'Retry with the same Idempotency-Key after a short wait.',
+  },
+} as const satisfies Record<string, ErrorTypeEntry>;
+
+export type ErrorType = keyof typeof ERROR_CATALOGUE;
+
+export const ERROR_TYPES = Object.keys(ERROR_CATALOGUE) as ErrorType[];
+
+/** A failure the caller should see: a catalogued type and a human sentence. */
 export class ApiError extends Error {
+  readonly statusCode: number;
+
   constructor(
-    readonly statusCode: number,
+    readonly type: ErrorType,
     message: string,
     readonly headers: Record<string, string> = {},
   ) {
     super(message);
+    this.statusCode = ERROR_CATALOGUE[type].status;
   }
 }
 
-export const badRequest = (message: string): ApiError => new ApiError(400, message);
-export const notFound = (message: string): ApiError => new ApiError(404, message);
-export const conflict = (message: string): ApiError => new ApiError(409, message);
+export const badRequest = (message: string): ApiError => new ApiError('invalid_request', message);
+
+/** The types that also appear as per-recipient errors in batch and RSA results. */
+export type RecipientErrorType = {
+  [Type in ErrorType]: (typeof ERROR_CATALOGUE)[Type] extends { recipient: true } ? Type : never;
+}[ErrorType];
+
+/** A per-recipient `error` string of batch and RSA results: the type, a colon and the explanation. */
+export const recipientError = (type: RecipientErrorType, explanation: string): string => `${type}: ${explanation}`;

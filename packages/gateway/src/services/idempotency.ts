@@ -1,6 +1,6 @@
 import { deleteExpiredIdempotencyRecords, findIdempotencyRecord } from '../store/idempotency.ts';
 import type { IdempotencyRecordRow } from '../store/schema.ts';
-import { ApiError, conflict } from './errors.ts';
+import { ApiError } from './errors.ts';
 import type { Dependencies, RequestContext } from './context.ts';
 
 export const IDEMPOTENCY_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -27,7 +27,7 @@ export const IDEMPOTENCY_CONFLICT = Symbol('idempotency conflict');
 
 function replay(record: IdempotencyRecordRow, input: IdempotencyInput): ServiceResponse {
   if (record.request_hash !== input.requestHash) {
-    throw new ApiError(422, 'Idempotency-Key was already used with a different request; use a new key for a new request');
+    throw new ApiError('idempotency_key_reused', 'Idempotency-Key was already used with a different request; use a new key for a new request');
   }
   return { statusCode: record.status_code, body: JSON.parse(record.response_body) as unknown, replayed: true };
 }
@@ -51,7 +51,7 @@ export async function runIdempotently(
   const { deps, caller } = ctx;
   const ref = { workspaceId: caller.workspaceId, key: input.key };
   const flightKey = `${caller.workspaceId}\u0000${input.key}`;
-  if (deps.idempotencyKeysInFlight.has(flightKey)) throw conflict('a request with this Idempotency-Key is still in progress; retry it later');
+  if (deps.idempotencyKeysInFlight.has(flightKey)) throw new ApiError('idempotency_key_in_flight', 'a request with this Idempotency-Key is still in progress; retry it later');
   deps.idempotencyKeysInFlight.add(flightKey);
   try {
     const existing = await findIdempotencyRecord(deps.store.db, ref, deps.clock());
@@ -59,7 +59,7 @@ export async function runIdempotently(
     const result = await work({ ...input, expiresAt: deps.clock() + IDEMPOTENCY_LIFETIME_MS });
     if (result !== IDEMPOTENCY_CONFLICT) return result;
     const winner = await findIdempotencyRecord(deps.store.db, ref, deps.clock());
-    if (!winner) throw conflict('a request with this Idempotency-Key is still in progress; retry it later');
+    if (!winner) throw new ApiError('idempotency_key_in_flight', 'a request with this Idempotency-Key is still in progress; retry it later');
     return replay(winner, input);
   } finally {
     deps.idempotencyKeysInFlight.delete(flightKey);

@@ -6,7 +6,7 @@ import { insertRows } from '../store/bulk-insert.ts';
 import { cancelQueuedMessage, findMessage, listMessages as selectMessages } from '../store/messages.ts';
 import type { MessageRow, MessageStatus } from '../store/schema.ts';
 import type { RequestContext } from './context.ts';
-import { badRequest, conflict, notFound } from './errors.ts';
+import { ApiError } from './errors.ts';
 import { IDEMPOTENCY_CONFLICT, runIdempotently, type IdempotencyInput, type ServiceResponse } from './idempotency.ts';
 
 /** The message record of section 2.3. */
@@ -34,7 +34,7 @@ export function presentMessage(row: MessageRow) {
 
 export async function getMessage(input: { ctx: RequestContext; id: string }) {
   const row = await findMessage(input.ctx.deps.store.db, input.ctx.caller.workspaceId, input.id);
-  if (!row) throw notFound(`message ${input.id} not found`);
+  if (!row) throw new ApiError('message_not_found', `message ${input.id} not found`);
   return presentMessage(row);
 }
 
@@ -53,7 +53,7 @@ export interface ListQuery {
 function parseBound(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const parsed = parseDateTime(value);
-  if (parsed === null) throw badRequest(`${name} "${value}" is not an ISO 8601 date-time`);
+  if (parsed === null) throw new ApiError('invalid_date_range', `${name} "${value}" is not an ISO 8601 date-time`);
   return parsed;
 }
 
@@ -90,8 +90,8 @@ export async function cancelMessage(input: { ctx: RequestContext; id: string; id
         return IDEMPOTENCY_CONFLICT;
       }
       const outcome = await cancelQueuedMessage(trx, ctx.caller.workspaceId, id, now);
-      if (outcome.kind === 'not_found') throw notFound(`message ${id} not found`);
-      if (outcome.kind === 'not_queued') throw conflict(`message ${id} is ${outcome.status}; only queued messages can be cancelled`);
+      if (outcome.kind === 'not_found') throw new ApiError('message_not_found', `message ${id} not found`);
+      if (outcome.kind === 'not_queued') throw new ApiError('message_not_queued', `message ${id} is ${outcome.status}; only queued messages can be cancelled`);
       const response = { statusCode: 200, body: { cancelled: true, msg_id: id } };
       if (claim) {
         await insertRows(trx, store.dialect, 'idempotency_records', [

@@ -109,7 +109,7 @@ export interface PlatformEventRequest {
   signature: string | undefined;
 }
 
-const unverifiable = (message: string): ApiError => new ApiError(401, message);
+const unverifiable = (message: string): ApiError => new ApiError('invalid_event_signature', message);
 
 /**
  * Verifies a platform event and applies it. Throws 400 for a body that is not a JSON object and

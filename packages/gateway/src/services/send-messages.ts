@@ -4,7 +4,7 @@ import { formatUtcOrNull, parseDateTime, vietnamDay } from '../lib/vietnam-time.
 import type { AcceptanceOutcome, AcceptanceRequest } from '../store/acceptances.ts';
 import type { MessageRow, SendMode, SenderAccountRow, TemplateRow } from '../store/schema.ts';
 import type { RequestContext } from './context.ts';
-import { ApiError, badRequest, notFound } from './errors.ts';
+import { ApiError } from './errors.ts';
 import { IDEMPOTENCY_CONFLICT, runIdempotently, type IdempotencyClaim, type IdempotencyInput, type ServiceResponse } from './idempotency.ts';
 import { dailyQuotaOn } from './platform-quota.ts';
 import { findTemplateDataProblem, parseTemplateParams, type TemplateParam } from './template-data.ts';
@@ -50,18 +50,18 @@ interface SendTarget {
 function resolveSchedule(sendAt: string | undefined, now: number): Schedule {
   if (sendAt === undefined) return { dueAt: now, scheduledAt: null };
   const at = parseDateTime(sendAt);
-  if (at === null) throw badRequest(`send_at "${sendAt}" is not an ISO 8601 date-time`);
-  if (at > now + MAX_SCHEDULE_AHEAD_MS) throw badRequest('send_at is more than 60 days in the future');
+  if (at === null) throw new ApiError('invalid_send_at', `send_at "${sendAt}" is not an ISO 8601 date-time`);
+  if (at > now + MAX_SCHEDULE_AHEAD_MS) throw new ApiError('invalid_send_at', 'send_at is more than 60 days in the future');
   return at <= now ? { dueAt: now, scheduledAt: null } : { dueAt: at, scheduledAt: at };
 }
 
 async function resolveTarget(ctx: RequestContext, templateId: string, sendAt: string | undefined): Promise<SendTarget> {
   const { catalog, clock } = ctx.deps;
   const template = await catalog.template(ctx.caller.workspaceId, templateId);
-  if (!template) throw notFound(`template ${templateId} not found`);
-  if (template.status !== 'ENABLE') throw badRequest(`template ${templateId} is ${template.status}; only ENABLE templates can be sent`);
+  if (!template) throw new ApiError('template_not_found', `template ${templateId} not found`);
+  if (template.status !== 'ENABLE') throw new ApiError('template_not_enabled', `template ${templateId} is ${template.status}; only ENABLE templates can be sent`);
   const account = await catalog.senderAccount(ctx.caller.workspaceId, template.oa_id);
-  if (!account || account.status === 'disconnected') throw badRequest(`sender account ${template.oa_id} of template ${templateId} is not connected`);
+  if (!account || account.status === 'disconnected') throw new ApiError('sender_account_not_connected', `sender account ${template.oa_id} of template ${templateId} is not connected`);
   const now = clock();
   return { template, params: parseTemplateParams(template.params), account, schedule: resolveSchedule(sendAt, now), now };
 }
@@ -109,12 +109,12 @@ function buildMessage(
 
 function rejectionError(outcome: AcceptanceOutcome): ApiError {
   if (outcome.kind === 'insufficient_balance') {
-    return new ApiError(402, `insufficient wallet balance: ${outcome.required} VND needed, ${outcome.balance} VND available`);
+    return new ApiError('insufficient_balance', `insufficient wallet balance: ${outcome.required} VND needed, ${outcome.balance} VND available`);
   }
   if (outcome.kind === 'message_cap_reached') {
-    return new ApiError(402, `account message cap reached: ${outcome.used} of ${outcome.cap} messages used, ${outcome.requested} more requested`);
+    return new ApiError('account_cap_reached', `account message cap reached: ${outcome.used} of ${outcome.cap} messages used, ${outcome.requested} more requested`);
   }
-  return new ApiError(500, 'unexpected acceptance outcome');
+  return new ApiError('internal_error', 'unexpected acceptance outcome');
 }
 
 async function accept(ctx: RequestContext, path: 'send' | 'batch' | 'rsa', request: AcceptanceRequest): Promise<ServiceResponse | typeof IDEMPOTENCY_CONFLICT> {
@@ -132,11 +132,11 @@ export async function sendMessage(input: { ctx: RequestContext; body: SendInput;
   const { ctx, body } = input;
   return runIdempotently(ctx, input.idempotency, async (claim: IdempotencyClaim | null) => {
     const phone = normalizePhone(body.phone);
-    if (phone === '') throw badRequest('phone must contain a number');
+    if (phone === '') throw new ApiError('missing_phone', 'phone must contain a number');
     const target = await resolveTarget(ctx, body.template_id, body.send_at);
     const templateData = body.template_data ?? {};
     const problem = findTemplateDataProblem(target.params, templateData);
-    if (problem) throw badRequest(`template_data: ${problem}`);
+    if (problem) throw new ApiError('invalid_template_data', `template_data: ${problem}`);
     const day = vietnamDay(target.schedule.dueAt);
     const fields = { phone, rsaPhone: null, trackingId: body.tracking_id, templateData };
     const message = { ...buildMessage(ctx, target, fields, body.mode ?? target.account.default_mode), quota_day: day };

@@ -42,7 +42,7 @@ import {
 } from '../store/template-sync.ts';
 import { findWorkspace } from '../store/workspaces.ts';
 import type { Dependencies } from './context.ts';
-import { notFound } from './errors.ts';
+import { ApiError } from './errors.ts';
 import { ReloginRequiredError, type AccessTokens } from './platform-tokens.ts';
 import type { TemplateParam } from './template-data.ts';
 
@@ -161,7 +161,7 @@ class AccountSession {
 }
 
 async function requireWorkspace(deps: Dependencies, workspaceId: string): Promise<void> {
-  if (!(await findWorkspace(deps.store.db, workspaceId))) throw notFound(`workspace ${workspaceId} not found`);
+  if (!(await findWorkspace(deps.store.db, workspaceId))) throw new ApiError('workspace_not_found', `workspace ${workspaceId} not found`);
 }
 
 /**
@@ -171,7 +171,7 @@ async function requireWorkspace(deps: Dependencies, workspaceId: string): Promis
 export async function syncTemplates(deps: Dependencies, tokens: TemplateSyncTokens, workspaceId: string, oaId?: string): Promise<TemplateSyncSummary[]> {
   await requireWorkspace(deps, workspaceId);
   const accounts = await listSenderAccounts(deps.store.db, workspaceId, oaId);
-  if (oaId !== undefined && accounts.length === 0) throw notFound(`sender account ${oaId} not found in workspace ${workspaceId}`);
+  if (oaId !== undefined && accounts.length === 0) throw new ApiError('sender_account_not_found', `sender account ${oaId} not found in workspace ${workspaceId}`);
   const targets = oaId === undefined ? accounts.filter((account) => account.status === 'connected') : accounts;
   const summaries: TemplateSyncSummary[] = [];
   // One account at a time: the platform's rate limits are per app, and this is background work.

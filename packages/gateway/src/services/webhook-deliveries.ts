@@ -17,7 +17,7 @@ import {
   redeliverFailedSince,
 } from '../store/webhook-deliveries.ts';
 import type { Dependencies } from './context.ts';
-import { badRequest, conflict, notFound } from './errors.ts';
+import { ApiError, badRequest } from './errors.ts';
 import { REMOVED_URL_REASON, REVOKED_KEY_REASON } from './webhook-sender.ts';
 
 export function presentDelivery(row: WebhookDeliveryRow) {
@@ -55,7 +55,7 @@ export function presentAttempt(row: WebhookAttemptRow) {
 function timeOf(text: string | undefined, name: string): number | undefined {
   if (text === undefined) return undefined;
   const time = parseDateTime(text);
-  if (time === null) throw badRequest(`${name} must be an ISO 8601 date-time, got "${text}"`);
+  if (time === null) throw new ApiError('invalid_date_range', `${name} must be an ISO 8601 date-time, got "${text}"`);
   return time;
 }
 
@@ -91,7 +91,7 @@ export async function listWebhookDeliveries(deps: Dependencies, input: ListDeliv
 
 async function requireDelivery(deps: Dependencies, id: string): Promise<WebhookDeliveryRow> {
   const row = await findDelivery(deps.store.db, id);
-  if (!row) throw notFound(`webhook delivery ${id} not found`);
+  if (!row) throw new ApiError('webhook_delivery_not_found', `webhook delivery ${id} not found`);
   return row;
 }
 
@@ -116,11 +116,11 @@ function keyProblem(key: Pick<ApiKeyRow, 'revoked_at' | 'webhook_url'> | undefin
  */
 export async function redeliverWebhook(deps: Dependencies, id: string) {
   const row = await requireDelivery(deps, id);
-  if (row.status === 'pending') throw conflict(`webhook delivery ${id} is pending already`);
+  if (row.status === 'pending') throw new ApiError('webhook_delivery_pending', `webhook delivery ${id} is pending already`);
   const key = await findApiKey(deps.store.db, row.api_key_id);
   const problem = keyProblem(key);
-  if (problem) throw conflict(`webhook delivery ${id} cannot be redelivered: ${problem}`);
-  if (!(await redeliverRow(deps.store.db, { id, url: key!.webhook_url!, now: deps.clock() }))) throw conflict(`webhook delivery ${id} is pending already`);
+  if (problem) throw new ApiError('webhook_delivery_not_redeliverable', `webhook delivery ${id} cannot be redelivered: ${problem}`);
+  if (!(await redeliverRow(deps.store.db, { id, url: key!.webhook_url!, now: deps.clock() }))) throw new ApiError('webhook_delivery_pending', `webhook delivery ${id} is pending already`);
   return getWebhookDelivery(deps, id);
 }
 

@@ -16,7 +16,7 @@ export const ISO_UTC_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 /** The error body of section 2.7, with a request id on the response. */
 export function expectError(response: TestResponse, status: number, message?: RegExp): void {
   expect(response.status, response.text).toBe(status);
-  expect(response.body).toEqual({ error: { code: status, message: expect.any(String) } });
+  expect(response.body).toEqual({ error: { code: status, type: expect.any(String), message: expect.any(String) } });
   expect(response.body.error.message.trim()).not.toBe('');
   if (message) expect(response.body.error.message).toMatch(message);
   expect(response.headers.get('x-request-id')).toMatch(/\S/);

@@ -19,7 +19,7 @@ const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 function expectError(response: TestResponse, status: number, messagePart?: string | RegExp): void {
   expect(response.status, response.text).toBe(status);
-  expect(response.body).toEqual({ error: { code: status, message: expect.any(String) } });
+  expect(response.body).toEqual({ error: { code: status, type: expect.any(String), message: expect.any(String) } });
   if (messagePart !== undefined) expect(response.body.error.message).toMatch(messagePart);
 }
 

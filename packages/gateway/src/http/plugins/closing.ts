@@ -12,7 +12,7 @@ export function registerClosing(app: FastifyInstance): void {
     closing = true;
   });
   app.addHook('onRequest', async (_request, reply) => {
-    if (closing) return sendError(reply, 503, 'the gateway is shutting down; retry the request');
+    if (closing) return sendError(reply, 'service_unavailable', 'the gateway is shutting down; retry the request');
   });
   app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('connection', 'close');

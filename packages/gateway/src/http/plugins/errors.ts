@@ -1,13 +1,20 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-import { ApiError } from '../../services/errors.ts';
+import { ApiError, ERROR_CATALOGUE, type ErrorType } from '../../services/errors.ts';
 
-const MESSAGE_BY_STATUS: Record<number, string> = {
-  413: 'request body is larger than 1 MiB',
-  415: 'request body must be JSON (Content-Type: application/json)',
+/** The framework's own client errors, by status, as catalogued types with our wording. */
+const FRAMEWORK_ERRORS: Record<number, { type: ErrorType; message?: string }> = {
+  400: { type: 'invalid_request' },
+  404: { type: 'route_not_found' },
+  413: { type: 'payload_too_large', message: 'request body is larger than 1 MiB' },
+  414: { type: 'uri_too_long', message: 'the request path is too long' },
+  415: { type: 'unsupported_media_type', message: 'request body must be JSON (Content-Type: application/json)' },
+  431: { type: 'headers_too_large', message: 'the request headers are too large' },
 };
 
-export function sendError(reply: FastifyReply, statusCode: number, message: string): FastifyReply {
-  return reply.code(statusCode).type('application/json').send({ error: { code: statusCode, message } });
+/** The contract's error body with the catalogued type; the status comes from the catalogue. */
+export function sendError(reply: FastifyReply, type: ErrorType, message: string): FastifyReply {
+  const code = ERROR_CATALOGUE[type].status;
+  return reply.code(code).type('application/json').send({ error: { code, type, message } });
 }
 
 interface ValidationIssue {
@@ -29,20 +36,25 @@ function describeValidation(error: FastifyError & { validation?: ValidationIssue
   return `${field} ${issue.message ?? 'is invalid'}`;
 }
 
+function validationType(error: { validation?: ValidationIssue[] }): ErrorType {
+  return error.validation?.[0]?.instancePath.endsWith('/tracking_id') ? 'invalid_tracking_id' : 'invalid_request';
+}
+
 /** Every failure leaves in the contract's error shape (section 2.7). */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError & { validation?: ValidationIssue[] }, request, reply) => {
     if (error instanceof ApiError) {
       for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-      return sendError(reply, error.statusCode, error.message);
+      return sendError(reply, error.type, error.message);
     }
-    if (error.validation) return sendError(reply, 400, describeValidation(error));
+    if (error.validation) return sendError(reply, validationType(error), describeValidation(error));
     const status = error.statusCode ?? 500;
     if (status >= 500) {
       request.log.error({ err: error }, 'request failed');
-      return sendError(reply, status === 503 ? 503 : 500, status === 503 ? 'service unavailable' : 'internal error');
+      return status === 503 ? sendError(reply, 'service_unavailable', 'service unavailable') : sendError(reply, 'internal_error', 'internal error');
     }
-    return sendError(reply, status, MESSAGE_BY_STATUS[status] ?? error.message);
+    const known = FRAMEWORK_ERRORS[status] ?? FRAMEWORK_ERRORS[400]!;
+    return sendError(reply, known.type, known.message ?? error.message);
   });
-  app.setNotFoundHandler((request, reply) => sendError(reply, 404, `no route ${request.method} ${request.url.split('?')[0]}`));
+  app.setNotFoundHandler((request, reply) => sendError(reply, 'route_not_found', `no route ${request.method} ${request.url.split('?')[0]}`));
 }

@@ -25,7 +25,7 @@ export function requireScope(authenticator: ApiKeyAuthenticator, limiter: RateLi
     reply.header('x-ratelimit-limit', String(limit.limit));
     reply.header('x-ratelimit-remaining', String(limit.remaining));
     if (limit.retryAfterSeconds > 0) {
-      throw new ApiError(429, `rate limit of ${limit.limit} requests per second exceeded`, { 'retry-after': String(limit.retryAfterSeconds) });
+      throw new ApiError('rate_limited', `rate limit of ${limit.limit} requests per second exceeded`, { 'retry-after': String(limit.retryAfterSeconds) });
     }
     request.caller = caller;
   };
@@ -36,6 +36,6 @@ export function requireAdmin(adminToken: string) {
   return async (request: FastifyRequest): Promise<void> => {
     const authorization = request.headers.authorization ?? '';
     const token = /^bearer\s+/i.test(authorization) ? authorization.replace(/^bearer\s+/i, '').trim() : '';
-    if (!token || !safeEqual(token, adminToken)) throw new ApiError(401, 'missing or wrong operator token');
+    if (!token || !safeEqual(token, adminToken)) throw new ApiError('unauthenticated', 'missing or wrong operator token');
   };
 }

@@ -15,11 +15,11 @@ export function registerJsonBody(app: FastifyInstance): void {
     try {
       done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
     } catch {
-      done(new ApiError(400, 'request body is not valid JSON'), undefined);
+      done(new ApiError('invalid_json', 'request body is not valid JSON'), undefined);
     }
   });
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
     if ((body as string).trim() === '') return done(null, undefined);
-    done(new ApiError(415, 'request body must be JSON (Content-Type: application/json)'), undefined);
+    done(new ApiError('unsupported_media_type', 'request body must be JSON (Content-Type: application/json)'), undefined);
   });
 }

@@ -18,7 +18,7 @@ export function registerHealth(app: App, route: RouteDependencies): void {
         return { status: 'ready', store: route.deps.store.dialect };
       } catch (error) {
         request.log.warn({ err: error }, 'store not reachable');
-        return sendError(reply, 503, 'store not reachable');
+        return sendError(reply, 'service_unavailable', 'store not reachable');
       }
     },
   );

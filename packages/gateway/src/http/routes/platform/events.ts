@@ -22,7 +22,7 @@ function parseSigned(_request: FastifyRequest, body: string | Buffer, done: (err
   try {
     done(null, { raw, json: secureJson.parse(raw.toString('utf8'), undefined, { protoAction: 'remove', constructorAction: 'remove' }) } satisfies SignedBody);
   } catch {
-    done(new ApiError(400, 'request body is not valid JSON'), undefined);
+    done(new ApiError('invalid_json', 'request body is not valid JSON'), undefined);
   }
 }
 
@@ -54,7 +54,7 @@ export async function registerPlatformEvents(app: App, route: RouteDependencies)
       },
       async (request) => {
         const body = request.body;
-        if (!isSignedBody(body)) throw new ApiError(400, 'request body must be a JSON event');
+        if (!isSignedBody(body)) throw new ApiError('invalid_request', 'request body must be a JSON event');
         const signature = request.headers['x-zevent-signature'];
         await receivePlatformEvent({
           deps: route.deps,
