@@ -1,17 +1,19 @@
 /**
- * tms-zns-sim --port N --seed FILE [--host H] [--events-url URL] [--events-delay-ms N]
+ * tms-zns-sim --port N --seed FILE [--host H] [--events-url URL] [--events-delay-ms N] [--state-file FILE]
  * Starts the simulator alone and runs until SIGINT/SIGTERM.
  */
 import { parseArgs } from 'node:util';
 import { DEMO_SEED_PATH, startSimulator } from './index.ts';
 
-const USAGE = `Usage: tms-zns-sim [--port N] [--host H] [--seed FILE] [--events-url URL] [--events-delay-ms N]
+const USAGE = `Usage: tms-zns-sim [--port N] [--host H] [--seed FILE] [--events-url URL] [--events-delay-ms N] [--state-file FILE]
 
   --port N             listen port (default 8090; 0 picks a free port)
   --host H             listen address (default 127.0.0.1)
   --seed FILE          seed file (default: the bundled seeds/demo.json)
   --events-url URL     where delivery events (user_received_message) are POSTed
   --events-delay-ms N  delay between an accepted send and its delivery event
+  --state-file FILE    keep tokens, quota, RSA keys and recent messages in FILE across restarts
+                       (loaded at start if it exists; default: none, every start begins from the seed)
   --help               this text
 
 Serves the OAuth path (POST /v4/oa/access_token), the ZNS business paths and /_control on one port.
@@ -37,6 +39,7 @@ try {
       seed: { type: 'string' },
       'events-url': { type: 'string' },
       'events-delay-ms': { type: 'string' },
+      'state-file': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -55,6 +58,8 @@ if (port > 65535) fail('--port must be ≤ 65535');
 const seed = (values.seed as string | undefined) ?? DEMO_SEED_PATH;
 const eventsUrl = values['events-url'] as string | undefined;
 const delay = values['events-delay-ms'] as string | undefined;
+const stateFile = values['state-file'] as string | undefined;
+if (stateFile === '') fail('--state-file needs a file name');
 
 try {
   const sim = await startSimulator({
@@ -63,15 +68,21 @@ try {
     seed,
     ...(eventsUrl !== undefined ? { eventsUrl } : {}),
     ...(delay !== undefined ? { eventsDelayMs: int(delay, '--events-delay-ms', 0) } : {}),
+    ...(stateFile !== undefined ? { stateFile } : {}),
   });
   const oas = sim.control.oas().map((o) => o.oa_id).join(', ');
   const events = sim.control.getEvents();
-  process.stdout.write(`tms-zns-sim listening on ${sim.url} (seed ${seed}; OAs ${oas}; events ${events.url ?? 'off'})\n`);
+  const state = stateFile !== undefined ? `; state ${stateFile}` : '';
+  process.stdout.write(`tms-zns-sim listening on ${sim.url} (seed ${seed}; OAs ${oas}; events ${events.url ?? 'off'}${state})\n`);
   let stopping = false;
+  const stopNow = (): never => {
+    sim.saveState();
+    process.exit(1);
+  };
   const stop = (): void => {
-    if (stopping) process.exit(1); // a second signal: stop now
+    if (stopping) stopNow(); // a second signal: stop now
     stopping = true;
-    setTimeout(() => process.exit(1), 5000).unref();
+    setTimeout(stopNow, 5000).unref();
     sim.close().then(
       () => process.exit(0),
       () => process.exit(1),

@@ -11,6 +11,7 @@ import { EventDispatcher, type EventAttempt, type EventStats } from './events.ts
 import { DEFAULT_FAULTS, faultsActive, mergeFaults, type Faults } from './faults.ts';
 import { generateRsaKey, oaepDecrypt, rsaKeyFromPem, type RsaKey } from './rsa.ts';
 import { Scheduler } from './scheduler.ts';
+import { STATE_FILE_MESSAGE_LIMIT, STATE_FILE_VERSION, type PersistedAccessToken, type PersistedMessage, type PersistedState } from './state.ts';
 import {
   parseEventSettings,
   parseRecipientRule,
@@ -291,6 +292,8 @@ function isObj(v: unknown): v is Record<string, unknown> {
 
 export interface EngineOptions {
   now?: () => number;
+  /** A saved state to continue from (see importState). */
+  state?: PersistedState | null;
 }
 
 export class Engine {
@@ -300,6 +303,11 @@ export class Engine {
   readonly events: EventDispatcher;
   faults: Faults = { ...DEFAULT_FAULTS };
   faultsOn = false;
+  /**
+   * Told about every change worth keeping across a restart (see state.ts). `urgent`: the change is about to
+   * be answered to a client (a new token pair, a new RSA key), so it must be stored first; a throw refuses it.
+   */
+  onStateChange: ((urgent: boolean) => void) | null = null;
 
   private readonly oas = new Map<string, OaState>();
   private readonly apps = new Map<string, string>();
@@ -378,14 +386,17 @@ export class Engine {
 
   static async create(seed: NormalizedSeed, options: EngineOptions = {}): Promise<Engine> {
     const engine = new Engine(seed, options);
+    const saved = new Set((options.state?.oas ?? []).map((o) => o.oa_id));
     await Promise.all(
       seed.oas.map(async (o) => {
         const oa = engine.oas.get(o.oa_id) as OaState;
-        if (o.rsa === null) return;
+        // A saved OA brings its own key (or none): a new one would not match what clients already fetched.
+        if (o.rsa === null || saved.has(o.oa_id)) return;
         if (o.rsa === undefined || o.rsa === 'generate') oa.rsa = await generateRsaKey(engine.settings.rsa_key_bits);
         else oa.rsa = rsaKeyFromPem(o.rsa.private_key_pem);
       }),
     );
+    if (options.state) engine.importState(options.state);
     return engine;
   }
 
@@ -416,14 +427,30 @@ export class Engine {
 
   private issuePair(oa: OaState): { access_token: string; refresh_token: string; expires_in: string } {
     this.pruneAccessTokens(oa);
-    if (oa.refresh) this.refreshTokens.delete(oa.refresh.token);
+    const previous = oa.refresh;
+    if (previous) this.refreshTokens.delete(previous.token);
     const access = randomToken('sim-at-');
     const refresh = randomToken('sim-rt-');
     this.addAccessToken(oa, access);
     oa.refresh = { token: refresh, expiresAt: this.now() + this.settings.refresh_token_lifetime_s * 1000 };
     this.refreshTokens.set(refresh, oa);
+    try {
+      this.stateChanged(true);
+    } catch (err) {
+      // Not stored, so not issued: the old refresh token stays the valid one, as if the request never came.
+      this.refreshTokens.delete(refresh);
+      this.accessTokens.delete(access);
+      oa.accessTokens.delete(access);
+      oa.refresh = previous;
+      if (previous) this.refreshTokens.set(previous.token, oa);
+      throw err;
+    }
     this.counters.tokensIssued++;
     return { access_token: access, refresh_token: refresh, expires_in: String(this.settings.access_token_lifetime_s) };
+  }
+
+  private stateChanged(urgent: boolean): void {
+    if (this.onStateChange) this.onStateChange(urgent);
   }
 
   /** POST /v4/oa/access_token. `form` is the parsed x-www-form-urlencoded body. */
@@ -447,6 +474,7 @@ export class Engine {
       if (oa.refresh.expiresAt <= this.now()) {
         this.refreshTokens.delete(rt);
         oa.refresh = null;
+        this.stateChanged(false);
         return reject(OAUTH_ERRORS.invalidRefreshToken);
       }
       return this.issuePair(oa);
@@ -642,6 +670,7 @@ export class Engine {
       const delay = rule !== null && rule.delay !== null ? rule.delay : this.settings.events.delay_ms;
       this.scheduler.after(delay, () => this.deliver(rec));
     }
+    this.stateChanged(false);
     this.counters.sendsAccepted++;
     if (tracking !== null && tracking !== '') {
       const n = (this.trackingCounts.get(tracking) ?? 0) + 1;
@@ -680,6 +709,7 @@ export class Engine {
 
   private deliver(rec: MessageRecord): void {
     rec.dlv = this.now();
+    this.stateChanged(false);
     this.counters.delivered++;
     this.events.emit({
       app_id: rec.oa.app_id,
@@ -782,7 +812,9 @@ export class Engine {
     oa.rsaGenerating = true;
     try {
       oa.rsa = await generateRsaKey(this.settings.rsa_key_bits);
+      this.stateChanged(true);
     } catch {
+      oa.rsa = null;
       return znsError(-129);
     } finally {
       oa.rsaGenerating = false;
@@ -892,6 +924,7 @@ export class Engine {
     }
     if (typeof used === 'number') oa.used = used;
     if (typeof rq === 'number') oa.used = Math.max(0, oa.daily_quota - rq);
+    this.stateChanged(false);
     return this.quotaView(oa);
   }
 
@@ -987,6 +1020,7 @@ export class Engine {
       this.accessTokens.delete(t);
     }
     oa.accessTokens.clear();
+    this.stateChanged(true);
     return n;
   }
 
@@ -995,6 +1029,7 @@ export class Engine {
     const oa = this.oaOr404(oaId);
     if (oa.refresh) this.refreshTokens.delete(oa.refresh.token);
     oa.refresh = null;
+    this.stateChanged(true);
   }
 
   /** Sets a known refresh token for the OA (replacing the current one). */
@@ -1006,6 +1041,7 @@ export class Engine {
     if (oa.refresh) this.refreshTokens.delete(oa.refresh.token);
     oa.refresh = { token, expiresAt: this.now() + this.settings.refresh_token_lifetime_s * 1000 };
     this.refreshTokens.set(token, oa);
+    this.stateChanged(true);
   }
 
   /** Issues an OAuth authorization code for the OA (what the consent redirect would carry). */
@@ -1104,6 +1140,76 @@ export class Engine {
     for (const c of this.routeCounters.values()) c.n = 0;
     this.events.resetStats();
     this.events.clearLog();
+  }
+
+  // ---------------------------------------------------------------- state file
+
+  /** What the state file keeps (see state.ts): tokens, quota, RSA keys and the most recent messages. */
+  exportState(): PersistedState {
+    const now = this.now();
+    const oas = [...this.oas.values()].map((oa) => {
+      const accessTokens: PersistedAccessToken[] = [];
+      for (const token of oa.accessTokens) {
+        const rec = this.accessTokens.get(token);
+        if (rec && rec.expiresAt > now) accessTokens.push({ token, expires_at: rec.expiresAt });
+      }
+      return {
+        oa_id: oa.oa_id,
+        refresh_token: oa.refresh?.token ?? null,
+        refresh_token_expires_at: oa.refresh?.expiresAt ?? null,
+        access_tokens: accessTokens,
+        daily_quota: oa.daily_quota,
+        quota_day: oa.day,
+        used_today: oa.used,
+        rsa_private_key_pem: oa.rsa ? oa.rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() : null,
+      };
+    });
+    const messages: PersistedMessage[] = [];
+    let skip = this.messages.size - STATE_FILE_MESSAGE_LIMIT;
+    for (const m of this.messages.values()) {
+      if (skip-- > 0) continue;
+      messages.push([m.id, m.oa.oa_id, m.rcpt, m.phone, m.tid, m.sent, m.dlv, m.never]);
+    }
+    return { version: STATE_FILE_VERSION, saved_at: now, oas, messages };
+  }
+
+  /**
+   * Continues from a saved state: for every OA of the seed that the state knows, its tokens, quota and RSA
+   * key replace the seed's; OAs the seed no longer has are ignored. Messages not yet delivered are delivered
+   * `events.delay_ms` from now (their delivery was due while the simulator was down).
+   */
+  importState(state: PersistedState): void {
+    const now = this.now();
+    for (const saved of state.oas) {
+      const oa = this.oas.get(saved.oa_id);
+      if (!oa) continue;
+      if (oa.refresh) this.refreshTokens.delete(oa.refresh.token);
+      oa.refresh = null;
+      if (saved.refresh_token !== null && saved.refresh_token_expires_at !== null) {
+        oa.refresh = { token: saved.refresh_token, expiresAt: saved.refresh_token_expires_at };
+        this.refreshTokens.set(saved.refresh_token, oa);
+      }
+      for (const token of oa.accessTokens) this.accessTokens.delete(token);
+      oa.accessTokens.clear();
+      for (const t of saved.access_tokens) {
+        if (t.expires_at <= now) continue;
+        this.accessTokens.set(t.token, { oa, expiresAt: t.expires_at, proof: null });
+        oa.accessTokens.add(t.token);
+      }
+      oa.daily_quota = saved.daily_quota;
+      oa.dailyStr = String(saved.daily_quota);
+      oa.day = saved.quota_day;
+      oa.used = saved.used_today;
+      this.quotaRoll(oa, now);
+      oa.rsa = saved.rsa_private_key_pem === null ? null : rsaKeyFromPem(saved.rsa_private_key_pem);
+    }
+    for (const [id, oaId, rcpt, phone, tid, sent, dlv, never] of state.messages) {
+      const oa = this.oas.get(oaId);
+      if (!oa) continue;
+      const rec: MessageRecord = { id, oa, rcpt, phone, tid, sent, dlv, never };
+      this.storeMessage(rec);
+      if (dlv === 0 && !never) this.scheduler.after(this.settings.events.delay_ms, () => this.deliver(rec));
+    }
   }
 
   private freshCounters() {

@@ -10,6 +10,7 @@ import { createControl, type SimulatorControl } from './control.ts';
 import { Engine } from './engine.ts';
 import { parseSeed, SeedError, type NormalizedSeed, type Seed, type SeedSettings } from './seed.ts';
 import { buildServer } from './server.ts';
+import { readStateFile, StateFile } from './state.ts';
 
 export type { SimulatorControl } from './control.ts';
 export type { MessageView, OaView, QuotaView, ReceivedEntry, ReceivedFilter, Stats, TemplatePatch, TemplateView } from './engine.ts';
@@ -18,6 +19,8 @@ export { signEvent } from './events.ts';
 export type { Faults, FaultScope, OutageMode } from './faults.ts';
 export { DEFAULT_FAULTS } from './faults.ts';
 export { OAUTH_ERRORS, ZNS_MESSAGES } from './errors.ts';
+export { StateFileError, STATE_FILE_MESSAGE_LIMIT } from './state.ts';
+export type { PersistedState } from './state.ts';
 export { parseSeed, loadSeedFile, SeedError, DEFAULT_RECIPIENT_RULES, DEFAULT_SETTINGS, DEFAULT_EVENT_SETTINGS } from './seed.ts';
 export type { Seed, SeedOa, SeedTemplate, SeedParam, SeedRecipientRule, SeedSettings, SeedEventSettings, EventSettings, Settings, NormalizedSeed } from './seed.ts';
 
@@ -39,6 +42,11 @@ export interface SimulatorOptions {
   settings?: SeedSettings;
   /** Clock for token expiry, quota days and sent_time (tests). Default Date.now. */
   now?: () => number;
+  /**
+   * Keep the platform's state (tokens, quota, RSA keys, recent messages) in this JSON file: loaded at start
+   * when it exists, written atomically as it changes. Default: none, every start begins from the seed.
+   */
+  stateFile?: string;
 }
 
 export interface RunningSimulator {
@@ -46,6 +54,8 @@ export interface RunningSimulator {
   url: string;
   port: number;
   control: SimulatorControl;
+  /** Writes the state file now if anything is waiting to be written (no-op without `stateFile`). */
+  saveState(): void;
   close(): Promise<void>;
 }
 
@@ -78,13 +88,23 @@ async function resolveSeed(options: SimulatorOptions): Promise<NormalizedSeed> {
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
   const seed = await resolveSeed(options);
-  const engine = await Engine.create(seed, options.now ? { now: options.now } : {});
+  const state = options.stateFile === undefined ? null : readStateFile(options.stateFile);
+  const engine = await Engine.create(seed, { ...(options.now ? { now: options.now } : {}), state });
+  let stateFile: StateFile | null = null;
+  if (options.stateFile !== undefined) {
+    stateFile = new StateFile(options.stateFile, () => engine.exportState());
+    const file = stateFile;
+    engine.onStateChange = (urgent) => (urgent ? file.saveNow() : file.saveSoon());
+    // Written before the first request: keys generated now must be the ones found after a restart.
+    stateFile.saveNow();
+  }
   const { app, abortPending } = buildServer(engine);
   const host = options.host ?? '127.0.0.1';
   try {
     await app.listen({ port: options.port ?? 0, host });
   } catch (err) {
     await engine.close();
+    stateFile?.close();
     throw err;
   }
   const address = app.server.address();
@@ -95,11 +115,19 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     url: `http://${urlHost}:${port}`,
     port,
     control: createControl(engine),
+    saveState() {
+      stateFile?.flush();
+    },
     close() {
       closing ??= (async () => {
         abortPending();
-        await app.close();
-        await engine.close();
+        try {
+          await app.close();
+          await engine.close();
+        } finally {
+          // After the last request: everything answered is in the file.
+          stateFile?.close();
+        }
       })();
       return closing;
     },

@@ -194,7 +194,7 @@ export function buildServer(engine: Engine): BuiltServer {
   route('POST', '/message/template', 'send', send('phone'));
   route('POST', '/message/template/hashphone', 'send', send('hash'));
   route('POST', '/rsa/message/template', 'send', send('rsa'));
-  // REDAI's paths (reference §2.1, low confidence) as cheap aliases.
+  // REDAI's paths (docs/zns-platform.md, low confidence) as cheap aliases.
   route('POST', '/message/template/hash_phone', 'send', send('hash'));
   route('POST', '/message/template/rsa', 'send', send('rsa'));
   route('POST', '/message/template/dev', 'send', send('phone', true));

@@ -61,6 +61,8 @@ export const DEMO_BALANCE_VND = 1_000_000;
 
 export interface DemoCredentials {
   workspaceId: string;
+  /** The key's id (key_…), for the operator API: PATCH /admin/v1/api-keys/{id} sets its webhook URL. */
+  apiKeyId: string;
   apiKey: string;
   created: boolean;
 }
@@ -75,7 +77,9 @@ export async function ensureDemoWorkspace(deps: Dependencies): Promise<DemoCrede
   if (existing) {
     const keys = await listApiKeys(deps.store.db, existing.id);
     const key = keys.find((row) => row.revoked_at === null);
-    if (key && deps.config.masterKey) return { workspaceId: existing.id, apiKey: decryptSecret(key.encrypted_key, deps.config.masterKey), created: false };
+    if (key && deps.config.masterKey) {
+      return { workspaceId: existing.id, apiKeyId: key.id, apiKey: decryptSecret(key.encrypted_key, deps.config.masterKey), created: false };
+    }
     return keys.length === 0 ? completeDemoWorkspace(deps, existing.id) : null;
   }
   // Only a new data directory gets a demo: never one where the operator already made workspaces.
@@ -92,5 +96,5 @@ async function completeDemoWorkspace(deps: Dependencies, workspaceId: string): P
   await connectSenderAccount(deps, workspaceId, DEMO_SENDER_ACCOUNT);
   for (const template of DEMO_TEMPLATES) await registerTemplate(deps, workspaceId, { ...template, oa_id: DEMO_SENDER_ACCOUNT.oa_id });
   const key = await createApiKey(deps, workspaceId, { name: 'demo', scopes: ['messages:send', 'messages:read', 'templates:read'] });
-  return { workspaceId, apiKey: key.key, created: true };
+  return { workspaceId, apiKeyId: key.id, apiKey: key.key, created: true };
 }

@@ -25,14 +25,14 @@ describe('ensureDemoWorkspace', () => {
     const { admin } = await open();
     const partial = await createWorkspace(admin, { name: 'Demo workspace', is_demo: true });
     const demo = await ensureDemoWorkspace(admin);
-    expect(demo).toMatchObject({ workspaceId: partial.id, created: true, apiKey: expect.stringMatching(/^tms_live_/) });
+    expect(demo).toMatchObject({ workspaceId: partial.id, created: true, apiKey: expect.stringMatching(/^tms_live_/), apiKeyId: expect.stringMatching(/^key_/) });
     expect((await listWorkspaceTemplates(admin, partial.id)).count).toBe(3);
     expect((await listSenderAccounts(admin, partial.id)).count).toBe(1);
     expect((await readWallet(admin, partial.id, {})).balance).toBe(DEMO_BALANCE_VND);
     const again = await ensureDemoWorkspace(admin);
-    expect(again).toEqual({ workspaceId: partial.id, apiKey: demo!.apiKey, created: false });
+    expect(again).toEqual({ workspaceId: partial.id, apiKeyId: demo!.apiKeyId, apiKey: demo!.apiKey, created: false });
     expect((await readWallet(admin, partial.id, {})).balance).toBe(DEMO_BALANCE_VND);
-    expect((await listApiKeys(admin, partial.id)).count).toBe(1);
+    expect((await listApiKeys(admin, partial.id)).api_keys.map((key) => key.id)).toEqual([demo!.apiKeyId]);
   });
 
   it('leaves a demo without a key when the operator revoked it', async () => {

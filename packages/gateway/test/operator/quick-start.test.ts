@@ -122,6 +122,8 @@ describe('quick start: tms start on a fresh embedded data directory', () => {
         expect(demo.createdNow).toBe(true);
         expect(demo.apiKey).toMatch(/^tms_live_/);
         for (const url of [demo.templatesUrl, demo.sendUrl, demo.messagesUrl]) expect(url.startsWith(banner.url)).toBe(true);
+        // `tms start` alone refuses webhooks to this machine by default, and says what allows them.
+        expect(gateway.stdout()).toContain('Delivery-report webhooks to this machine (tms-client listen) need TMS_WEBHOOK_ALLOW_PRIVATE=true.');
 
         const templates = await call(demo.templatesUrl, demo.apiKey);
         expect(templates.status, templates.text).toBe(200);
@@ -157,7 +159,7 @@ describe('quick start: tms start on a fresh embedded data directory', () => {
     async () => {
       expect(first?.demo).toBeDefined();
       const port = await freePort();
-      const { gateway, banner } = await startGateway({ TMS_DATA_DIR: dataDir, PORT: String(port) });
+      const { gateway, banner } = await startGateway({ TMS_DATA_DIR: dataDir, PORT: String(port), TMS_WEBHOOK_ALLOW_PRIVATE: 'true' });
       try {
         expect(banner.generatedLine).toBeUndefined();
         expect(banner.operatorToken).toBe(first.operatorToken);
@@ -175,6 +177,9 @@ describe('quick start: tms start on a fresh embedded data directory', () => {
         expect(workspaces.body.count).toBe(1);
         const keys = await httpRequest(banner.url, 'GET', `/admin/v1/workspaces/${first.demo!.workspaceId}/api-keys`, { key: banner.operatorToken });
         expect(keys.body.count).toBe(1);
+        // With private targets allowed, the banner shows how to point the demo key at a local receiver.
+        expect(gateway.stdout()).toContain(`export TMS_ADMIN_TOKEN=${banner.operatorToken}`);
+        expect(gateway.stdout()).toContain(`curl -s -X PATCH ${banner.url}/admin/v1/api-keys/${keys.body.api_keys[0].id} -H "Authorization: Bearer $TMS_ADMIN_TOKEN"`);
         const accounts = await httpRequest(banner.url, 'GET', `/admin/v1/workspaces/${first.demo!.workspaceId}/sender-accounts`, { key: banner.operatorToken });
         expect(accounts.body.count).toBe(1);
 
