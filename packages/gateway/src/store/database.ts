@@ -1,10 +1,10 @@
-import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import pg from 'pg';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DatabaseConfig } from '../config/config.ts';
 import type { Database } from './schema.ts';
+import { openSqliteDatabase, type SqliteConnection } from './sqlite-driver.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -27,7 +27,7 @@ const STATEMENT_CACHE_SIZE = 500;
  * Kysely prepares every query anew on better-sqlite3; preparing costs as much as running a
  * small statement, so keep the prepared statements by their SQL text.
  */
-function withStatementCache(raw: BetterSqlite3.Database): SqliteDatabase {
+function withStatementCache(raw: SqliteConnection): SqliteDatabase {
   const cache = new Map<string, SqliteStatement>();
   return {
     close: () => raw.close(),
@@ -45,7 +45,7 @@ function withStatementCache(raw: BetterSqlite3.Database): SqliteDatabase {
 
 function openSqlite(file: string): Store {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  const raw = new BetterSqlite3(file);
+  const raw = openSqliteDatabase(file);
   raw.pragma('journal_mode = WAL');
   // FULL: a commit survives power loss, so a 202 is never sent for a message that could vanish.
   raw.pragma('synchronous = FULL');
