@@ -1,4 +1,4 @@
-// Lint rules, including the layer rule of DESIGN.md:
+// Lint rules, including the layer rule of the README's Architecture section:
 // main → http | workers | cli → services → store | platform → lib; only config/ reads the environment.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -21,7 +21,7 @@ function forbidLayers(layer, forbidden) {
       'no-restricted-imports': ['error', {
         patterns: forbidden.map((other) => ({
           group: [`**/${other}/*`, `../${other}`, `../../${other}`, '!./routes/**'],
-          message: `${layer}/ may not import ${other}/ (see DESIGN.md import direction).`,
+          message: `${layer}/ may not import ${other}/ (see the README, Architecture).`,
         })),
       }],
     },
@@ -45,25 +45,25 @@ export default tseslint.config(
   },
   ...Object.entries(layers).map(([layer, forbidden]) => forbidLayers(layer, forbidden)),
   {
-    // The simulator is an external system to the gateway (DESIGN.md): it may import nothing of ours.
+    // The simulator is an external system to the gateway (README, Architecture): it may import nothing of ours.
     files: ['packages/zns-sim/**/*.ts', 'packages/zns-sim/**/*.js'],
     rules: {
       'no-restricted-imports': ['error', {
         patterns: [{
           group: ['**/gateway', '**/gateway/**', '**/client', '**/client/**', '@tms/gateway', '@tms/gateway/**', '@tms/client', '@tms/client/**'],
-          message: 'packages/zns-sim may not import anything from packages/gateway or packages/client (it is an external system; see DESIGN.md).',
+          message: 'packages/zns-sim may not import anything from packages/gateway or packages/client (it is an external system; see the README, Architecture).',
         }],
       }],
     },
   },
   {
-    // The SDK speaks the public contract only (DESIGN.md): its tests run the gateway and the simulator as processes.
+    // The SDK speaks the public contract only (README, Architecture): its tests run the gateway and the simulator as processes.
     files: ['packages/client/**/*.ts', 'packages/client/**/*.js'],
     rules: {
       'no-restricted-imports': ['error', {
         patterns: [{
           group: ['**/gateway', '**/gateway/**', '**/zns-sim', '**/zns-sim/**', '@tms/gateway', '@tms/gateway/**', '@tms/zns-sim', '@tms/zns-sim/**'],
-          message: 'packages/client may not import anything from packages/gateway or packages/zns-sim (it speaks the public contract only; see DESIGN.md).',
+          message: 'packages/client may not import anything from packages/gateway or packages/zns-sim (it speaks the public contract only; see the README, Architecture).',
         }],
       }],
     },

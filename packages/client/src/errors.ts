@@ -1,8 +1,58 @@
 /**
  * The one error class of the SDK. Every failed call rejects with a TmsError, whether the service
- * answered with an error body (section 2.7) or no answer came at all (network, timeout), so callers
- * handle one type and switch on `kind` or `status`.
+ * answered with an error body or no answer came at all (network, timeout), so callers handle one
+ * class and switch on `type` (the service's catalogued error type) or on `kind`.
  */
+
+/**
+ * The service's error types (its closed error catalogue, docs/errors.md): the `error.type` of every
+ * error body. Branch on these, never on `message`, whose wording may change.
+ */
+export const TMS_ERROR_TYPES = [
+  'invalid_request',
+  'invalid_json',
+  'invalid_tracking_id',
+  'invalid_send_at',
+  'invalid_date_range',
+  'invalid_template_data',
+  'missing_phone',
+  'rsa_phone_invalid',
+  'daily_quota_exceeded',
+  'invalid_idempotency_key',
+  'template_not_enabled',
+  'sender_account_not_connected',
+  'unauthenticated',
+  'invalid_event_signature',
+  'insufficient_balance',
+  'account_cap_reached',
+  'forbidden_scope',
+  'workspace_suspended',
+  'route_not_found',
+  'message_not_found',
+  'template_not_found',
+  'sender_account_not_found',
+  'workspace_not_found',
+  'api_key_not_found',
+  'webhook_delivery_not_found',
+  'request_timeout',
+  'message_not_queued',
+  'idempotency_key_in_flight',
+  'sender_account_taken',
+  'template_taken',
+  'webhook_delivery_pending',
+  'webhook_delivery_not_redeliverable',
+  'payload_too_large',
+  'uri_too_long',
+  'unsupported_media_type',
+  'expectation_failed',
+  'idempotency_key_reused',
+  'rate_limited',
+  'headers_too_large',
+  'internal_error',
+  'service_unavailable',
+] as const;
+
+export type TmsErrorType = (typeof TMS_ERROR_TYPES)[number];
 
 /** What went wrong, as a name to switch on. `status` carries the HTTP status when there was one. */
 export type TmsErrorKind =
@@ -41,6 +91,8 @@ export function kindOfStatus(status: number): TmsErrorKind {
 
 export interface TmsErrorDetails {
   kind: TmsErrorKind;
+  /** `error.type` of the body; null when there was no error body. */
+  type?: TmsErrorType | null;
   message: string;
   /** HTTP status; 0 when no response arrived. */
   status?: number;
@@ -58,6 +110,13 @@ export interface TmsErrorDetails {
 export class TmsError extends Error {
   override readonly name = 'TmsError';
   readonly kind: TmsErrorKind;
+  /**
+   * The service's catalogued error type (`error.type` of the body), e.g. 'insufficient_balance'
+   * or 'account_cap_reached' for a 402; null when no error body arrived (network, timeout, a body
+   * that is not the contract's). A newer service may send a type this SDK does not list yet, so
+   * give a `switch` on it a default branch.
+   */
+  readonly type: TmsErrorType | null;
   /** HTTP status of the last attempt; 0 when no response arrived (network, timeout). */
   readonly status: number;
   /** `error.code` from the error body (equals the HTTP status); 0 when there was no error body. */
@@ -79,6 +138,7 @@ export class TmsError extends Error {
   constructor(details: TmsErrorDetails) {
     super(details.message, details.cause === undefined ? undefined : { cause: details.cause });
     this.kind = details.kind;
+    this.type = details.type ?? null;
     this.status = details.status ?? 0;
     this.code = details.code ?? 0;
     this.requestId = details.requestId ?? null;

@@ -3,7 +3,7 @@
  * Runs wherever the global `fetch` and WebCrypto exist: Node 20+, Bun, Deno, edge runtimes.
  */
 export { Client, MessagesApi, QuotaApi, SenderAccountsApi, TemplatesApi, type ClientOptions } from './client.ts';
-export { TmsError, isTmsError, type TmsErrorKind } from './errors.ts';
+export { TMS_ERROR_TYPES, TmsError, isTmsError, type TmsErrorKind, type TmsErrorType } from './errors.ts';
 export type { CallOptions, FetchLike, RetryEvent } from './transport.ts';
 export type { RetryPolicy } from './retry.ts';
 export type { IterateOptions } from './pagination.ts';

@@ -31,7 +31,7 @@ export async function* iterateMessages(listPage: ListPage, query: ListMessagesQu
       if (previousIds.has(message.msg_id)) continue;
       yield message;
     }
-    // `has_more` is decisions.md's; a page shorter than asked for ends the walk on any server.
+    // `has_more` is docs/api.md's; a page shorter than asked for ends the walk on any server.
     if (!page.has_more || page.messages.length < limit) return;
     offset += page.messages.length;
     previousIds = pageIds;

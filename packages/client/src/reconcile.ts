@@ -1,8 +1,8 @@
 /**
  * reconcile: the contract's way of finding failures. The webhook reports deliveries only; a
  * message that failed (bad number, daily cap, platform refusal) is found by listing
- * `status=failed` with `from` (section 6). A job that must account for every message runs this on
- * a schedule and books each failed one (refunded by the service, per decisions.md).
+ * `status=failed` with `from`. A job that must account for every message runs this on
+ * a schedule and books each failed one (refunded by the service, per docs/api.md).
  *
  * `from` bounds the messages' creation time, not the time they failed: pass the creation time of
  * the oldest message you still have to account for (for example the start of a campaign), not the

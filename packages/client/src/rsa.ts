@@ -1,6 +1,6 @@
 /**
  * encryptPhone: the `rsa_phone` of POST /messages/rsa. RSA-OAEP with SHA-256 as the OAEP hash and
- * SHA-1 for MGF1 (Java's `RSA/ECB/OAEPWithSHA-256AndMGF1Padding`), standard base64 (decisions.md).
+ * SHA-1 for MGF1 (Java's `RSA/ECB/OAEPWithSHA-256AndMGF1Padding`), standard base64 (docs/api.md).
  *
  * Neither WebCrypto nor Node's crypto can take a different hash for MGF1 than for OAEP, so the OAEP
  * encoding (RFC 8017 7.1.1) is done here and the RSA step is a modular power on BigInt: a public
@@ -174,7 +174,7 @@ export function rsaEncryptRaw(key: RsaPublicKey, block: Uint8Array): Uint8Array 
 }
 
 /**
- * The number as the service normalises it (decisions.md): without spaces, dots, dashes and
+ * The number as the service normalises it (docs/api.md): without spaces, dots, dashes and
  * parentheses, `+84…` and `0…` as `84…`, `84` put in front otherwise. The service never sees an
  * RSA number in the clear, so it cannot normalise it: we do it before encrypting.
  */

@@ -1,10 +1,10 @@
 /**
  * sendLarge: one template to a recipient list of any size, within the sender account's daily quota.
  *
- * The contract (section 8) advises comparing `remaining` with the recipient count and sending the
+ * The API guide (docs/api.md, limits) advises comparing `remaining` with the recipient count and sending the
  * remainder the next day, in batches of 100 to 200. So: read the quota, send what fits today, and
  * schedule the rest with `send_at` at the following days' reset (the service reserves quota for the
- * Vietnam day a message will be sent, decisions.md). The service's answers steer the plan: a
+ * Vietnam day a message will be sent, docs/api.md). The service's answers steer the plan: a
  * recipient refused with `daily_quota_exceeded` closes that day and moves on to the next one, so
  * the plan holds even when the quota read was stale or other senders share the account.
  */

@@ -6,8 +6,9 @@
  * every retry, and its body is serialised once, so the service recognises a retry of a request it
  * already accepted and answers with the first response instead of creating or charging again.
  */
-import { TmsError, kindOfStatus } from './errors.ts';
+import { TmsError, kindOfStatus, type TmsErrorType } from './errors.ts';
 import { DEFAULT_RETRY_POLICY, backoffDelay, parseRetryAfter, sleep, type RetryPolicy } from './retry.ts';
+import { withUserAgent } from './user-agent.ts';
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
@@ -46,7 +47,10 @@ export interface TransportConfig {
   timeoutMs: number;
   retry: RetryPolicy;
   fetch: FetchLike;
+  /** The caller's extra headers, without a User-Agent (that one is part of `userAgent`). */
   headers: Record<string, string>;
+  /** Sent on every request: the SDK and its version, after the caller's own User-Agent if any. */
+  userAgent: string;
   onRetry: ((event: RetryEvent) => void) | undefined;
 }
 
@@ -72,7 +76,10 @@ export interface ClientOptions {
   retry?: Partial<RetryPolicy>;
   /** A fetch implementation (default: the global fetch). */
   fetch?: FetchLike;
-  /** Extra headers on every request. */
+  /**
+   * Extra headers on every request. A `User-Agent` given here goes before the SDK's own:
+   * `my-app/2.0 tms-client-js/0.1.0 (node v22.11.0)`.
+   */
   headers?: Record<string, string>;
   /** Called before each retry, e.g. to log it. */
   onRetry?: (event: RetryEvent) => void;
@@ -83,6 +90,7 @@ export function transportConfig(input: ClientOptions): TransportConfig {
   if (typeof input.baseUrl !== 'string' || !/^https?:\/\//.test(input.baseUrl)) throw new TypeError('baseUrl must be an http(s) URL');
   const retry = { ...DEFAULT_RETRY_POLICY, ...input.retry };
   if (input.maxRetries !== undefined) retry.maxRetries = input.maxRetries;
+  const { userAgent, headers } = withUserAgent(input.headers ?? {});
   return {
     apiKey: input.apiKey,
     baseUrl: input.baseUrl.replace(/\/+$/, ''),
@@ -90,7 +98,8 @@ export function transportConfig(input: ClientOptions): TransportConfig {
     retry,
     // Bound late, so a runtime that installs or patches fetch after import is honoured.
     fetch: input.fetch ?? ((url, init) => fetch(url, init)),
-    headers: input.headers ?? {},
+    headers,
+    userAgent,
     onRetry: input.onRetry,
   };
 }
@@ -143,22 +152,27 @@ function parseJson(text: string): unknown {
   }
 }
 
-function errorMessageOf(body: unknown): { code: number; message: string } | null {
+function errorBodyOf(body: unknown): { code: number; type: TmsErrorType | null; message: string } | null {
   if (typeof body !== 'object' || body === null || !('error' in body)) return null;
   const error = (body as { error: unknown }).error;
   if (typeof error !== 'object' || error === null) return null;
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  return { code: typeof code === 'number' ? code : 0, message: typeof message === 'string' ? message : '' };
+  const { code, type, message } = error as { code?: unknown; type?: unknown; message?: unknown };
+  return {
+    code: typeof code === 'number' ? code : 0,
+    // Kept as sent even when this SDK does not list it: a newer service may add types.
+    type: typeof type === 'string' && type !== '' ? (type as TmsErrorType) : null,
+    message: typeof message === 'string' ? message : '',
+  };
 }
 
 /**
- * 409 is retried only when it is the service's "same Idempotency-Key still in progress" answer
- * (decisions.md) to one of our own retries: our first attempt is still running on the server, and
- * waiting lets the retry receive its stored response. A 409 to a first attempt (cancel of a message
- * that is no longer queued) is final.
+ * A conflict is retried only when it is the service's "same Idempotency-Key still in progress"
+ * answer to one of our own retries: our first attempt is still running on the server, and waiting
+ * lets the retry receive its stored response. Other conflicts (cancel of a message that is no
+ * longer queued) are final.
  */
-function isInFlightConflict(status: number, message: string, attempt: number, idempotencyKey: string | null): boolean {
-  return status === 409 && attempt > 1 && idempotencyKey !== null && /idempotency-key/i.test(message);
+function isInFlightConflict(error: TmsError, attempt: number, idempotencyKey: string | null): boolean {
+  return error.type === 'idempotency_key_in_flight' && attempt > 1 && idempotencyKey !== null;
 }
 
 export async function request<T>(config: TransportConfig, spec: RequestSpec, options: CallOptions = {}): Promise<T> {
@@ -172,6 +186,7 @@ export async function request<T>(config: TransportConfig, spec: RequestSpec, opt
     ...config.headers,
     accept: 'application/json',
     authorization: `Bearer ${config.apiKey}`,
+    'user-agent': config.userAgent,
   };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (idempotencyKey !== null) headers['idempotency-key'] = idempotencyKey;
@@ -210,10 +225,11 @@ export async function request<T>(config: TransportConfig, spec: RequestSpec, opt
         return parsed as T;
       }
       retryAfter = parseRetryAfter(response.headers.get('retry-after'));
-      const described = errorMessageOf(parsed);
+      const described = errorBodyOf(parsed);
       error = new TmsError({
         ...common,
         kind: kindOfStatus(response.status),
+        type: described?.type ?? null,
         status: response.status,
         code: described?.code ?? 0,
         message: described?.message || `${spec.method} ${spec.path}: HTTP ${response.status} ${response.statusText}`.trim(),
@@ -237,7 +253,7 @@ function retryDelay(policy: RetryPolicy, error: TmsError, attempt: number, idemp
     const wait = error.retryAfter * 1000;
     return wait > policy.maxRetryAfterMs ? null : wait;
   }
-  if (isInFlightConflict(error.status, error.message, attempt, idempotencyKey)) return backoffDelay(policy, attempt);
+  if (isInFlightConflict(error, attempt, idempotencyKey)) return backoffDelay(policy, attempt);
   return null;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Request and response types of /api/v1, field for field as the public contract
- * (template-messaging-service.md, sections 2 and 4) and decisions.md define them.
+ * (docs/api.md) defines them.
  * Field names stay snake_case, as on the wire, so a record can be logged, stored or compared with
  * the API reference without translation.
  */
@@ -76,7 +76,7 @@ export interface BatchResultItem {
   msg_id?: string;
   tracking_id?: string;
   status: 'queued' | 'error';
-  /** Present only when status is error: a stable code, a colon and an explanation (decisions.md). */
+  /** Present only when status is error: a stable code, a colon and an explanation (docs/api.md). */
   error?: string;
 }
 
@@ -173,7 +173,7 @@ export interface SenderAccountList {
   count: number;
 }
 
-/** 4.7 GET /api/v1/messages query, with the extra filters of decisions.md (template_id, oa_id, to). */
+/** GET /api/v1/messages query, with the extra filters (template_id, oa_id, to). */
 export interface ListMessagesQuery {
   tracking_id?: string;
   phone?: string;

@@ -1,5 +1,5 @@
 /**
- * Delivery-report webhooks (contract section 6): the service POSTs a JSON report with
+ * Delivery-report webhooks (docs/api.md, delivery reports): the service POSTs a JSON report with
  * `X-Gateway-Signature`, the lowercase hex HMAC-SHA256 of the raw body bytes keyed with the API key.
  *
  * Verification must run on the raw bytes as received: parsing and re-serialising the JSON changes
@@ -99,6 +99,6 @@ export async function parseDeliveryReport(rawBody: RawBody, signatureHeader: Sig
     throw new WebhookError('malformed_report', 'the body is not JSON');
   }
   const report = asReport(parsed);
-  if (!report) throw new WebhookError('malformed_report', 'the body is not a delivery report (section 6 fields missing)');
+  if (!report) throw new WebhookError('malformed_report', 'the body is not a delivery report (the report fields are missing)');
   return report;
 }

@@ -96,7 +96,7 @@ describe('tms-client commands', () => {
 
     const gone = await cli(['get', scheduledId, '--json'], as(main));
     expect(gone.code).toBe(1);
-    expect(JSON.parse(gone.stdout).error).toMatchObject({ kind: 'not_found', status: 404, request_id: expect.any(String) });
+    expect(JSON.parse(gone.stdout).error).toMatchObject({ type: 'message_not_found', kind: 'not_found', status: 404, request_id: expect.any(String) });
   });
 
   it('tells failures from success by exit code', async () => {

@@ -2,7 +2,9 @@
  * A real HTTP proxy in front of the gateway that misbehaves on purpose, the way networks do:
  * it can forward a request (so the gateway really accepts it) and then destroy the connection
  * before the answer reaches the client, hold the answer past the client's timeout, or answer 503
- * itself. Each request is decided by a plan, by method and path and attempt number.
+ * or any scripted answer itself (an answer the gateway gives only under races, such as a conflict
+ * with a request still in flight). Each request is decided by a plan, by method and path and attempt
+ * number.
  */
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +13,8 @@ export type Fault =
   | 'forward' // pass through
   | 'drop-response' // forward, let the gateway answer, then destroy the client's socket
   | 'answer-503' // never reaches the gateway
-  | { holdResponseMs: number }; // forward, then keep the answer back this long
+  | { holdResponseMs: number } // forward, then keep the answer back this long
+  | { answer: { status: number; body: unknown } }; // never reaches the gateway: this JSON answer instead
 
 export interface SeenRequest {
   method: string;
@@ -84,13 +87,17 @@ export async function startFaultyProxy(targetUrl: string): Promise<FaultyProxy> 
         outgoing.writeHead(503, { 'content-type': 'text/html' }).end('<html><body>503 Service Temporarily Unavailable</body></html>');
         return;
       }
+      if (typeof fault === 'object' && 'answer' in fault) {
+        outgoing.writeHead(fault.answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(fault.answer.body));
+        return;
+      }
       const answer = await forward(target, incoming, body);
       if (fault === 'drop-response') {
         // The gateway has committed and answered; the client never hears it.
         incoming.socket.destroy();
         return;
       }
-      if (typeof fault === 'object') await new Promise((resolve) => setTimeout(resolve, fault.holdResponseMs));
+      if (typeof fault === 'object' && 'holdResponseMs' in fault) await new Promise((resolve) => setTimeout(resolve, fault.holdResponseMs));
       if (incoming.socket.destroyed) return;
       const headers = { ...answer.headers };
       delete headers['transfer-encoding'];

@@ -55,7 +55,7 @@ describe('retries never send or charge twice', () => {
     expect(posts[1]!.headers['idempotency-key']).toBe(posts[0]!.headers['idempotency-key']);
     expect(posts[1]!.body).toBe(posts[0]!.body);
     expect(events).toHaveLength(1);
-    expect(events[0]!.error).toMatchObject({ kind: 'network', status: 0 });
+    expect(events[0]!.error).toMatchObject({ kind: 'network', type: null, status: 0 });
 
     expect((await messagesTracked('drop-send-1')).map((m) => m.msg_id)).toEqual([sent.msg_id]);
     const after = await wallet();
@@ -89,7 +89,7 @@ describe('retries never send or charge twice', () => {
     proxy.plan = ({ attempt }) => (attempt === 1 ? { holdResponseMs: 1500 } : 'forward');
     const events: RetryEvent[] = [];
     const sent = await throughProxy(events, { timeoutMs: 300 }).messages.send({ ...otp, phone: '0912345621', tracking_id: 'timeout-1' });
-    expect(events[0]!.error).toMatchObject({ kind: 'timeout', status: 0 });
+    expect(events[0]!.error).toMatchObject({ kind: 'timeout', type: null, status: 0 });
     expect((await messagesTracked('timeout-1')).map((m) => m.msg_id)).toEqual([sent.msg_id]);
   });
 
@@ -134,13 +134,47 @@ describe('retries never send or charge twice', () => {
     expect(proxy.seen).toHaveLength(1);
   });
 
+  it('a conflict with its own first attempt still in flight is retried by type, and the retry gets the first result', async () => {
+    // The first attempt reaches the gateway and its answer is lost; the retry arrives while the
+    // gateway is (as far as the client can tell) still working on it; the next one is answered.
+    const inFlight = { error: { code: 409, type: 'idempotency_key_in_flight', message: 'still working on it' } };
+    proxy.plan = ({ attempt }) => (attempt === 1 ? 'drop-response' : attempt === 2 ? { answer: { status: 409, body: inFlight } } : 'forward');
+    const events: RetryEvent[] = [];
+    const sent = await throughProxy(events).messages.send({ ...otp, phone: '0912345624', tracking_id: 'in-flight-1' });
+    expect(events.map((event) => [event.attempt, event.error.type])).toEqual([
+      [1, null],
+      [2, 'idempotency_key_in_flight'],
+    ]);
+    const keys = new Set(proxy.seen.filter((request) => request.method === 'POST').map((request) => request.headers['idempotency-key']));
+    expect(keys.size).toBe(1);
+    expect((await messagesTracked('in-flight-1')).map((m) => m.msg_id)).toEqual([sent.msg_id]);
+  });
+
+  it('any other conflict is final, whatever its message says', async () => {
+    const notQueued = { error: { code: 409, type: 'message_not_queued', message: 'Idempotency-Key in progress (wording is not the contract)' } };
+    proxy.plan = ({ attempt }) => (attempt === 1 ? 'answer-503' : { answer: { status: 409, body: notQueued } });
+    const error = await throughProxy([])
+      .messages.cancel('msg_01JUNKJUNKJUNKJUNKJUNKJUNK')
+      .then(() => null, (reason: unknown) => reason as TmsError);
+    expect(error).toMatchObject({ type: 'message_not_queued', kind: 'conflict', status: 409, attempts: 2 });
+  });
+
+  it('keeps an error type this SDK does not know yet, and has none for a body outside the contract', async () => {
+    proxy.plan = () => ({ answer: { status: 400, body: { error: { code: 400, type: 'a_future_type', message: 'new' } } } });
+    const future = await throughProxy([]).templates.list().then(() => null, (reason: unknown) => reason as TmsError);
+    expect(future).toMatchObject({ status: 400, kind: 'bad_request', message: 'new' });
+    expect(future!.type as string).toBe('a_future_type');
+    proxy.plan = () => ({ answer: { status: 400, body: { message: 'not our shape' } } });
+    expect(await throughProxy([]).templates.list().then(() => null, (reason: unknown) => reason as TmsError)).toMatchObject({ status: 400, type: null });
+  });
+
   it('a refusal is final: a 402 is not retried', async () => {
     const poor = await stack.provision({ name: 'poor', balance: 100, oas: [{ n: 2, dailyQuota: 5000 }] });
     const events: RetryEvent[] = [];
     const error = await new Client({ apiKey: poor.apiKey, baseUrl: proxy.url, onRetry: (event) => void events.push(event) })
       .messages.send({ template_id: otpTemplate(2), template_data: { otp: '123456' }, phone: '0912345623' })
       .then(() => null, (reason: unknown) => reason as TmsError);
-    expect(error).toMatchObject({ kind: 'payment_required', status: 402, attempts: 1, outcomeUnknown: false });
+    expect(error).toMatchObject({ type: 'insufficient_balance', kind: 'payment_required', status: 402, attempts: 1, outcomeUnknown: false });
     expect(events).toHaveLength(0);
     expect(proxy.seen.filter((request) => request.method === 'POST')).toHaveLength(1);
   });

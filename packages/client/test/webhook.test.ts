@@ -53,7 +53,7 @@ describe('verifyWebhook', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// Against the gateway's own reports (the webhook sender of issue 4).
+// Against the gateway's own reports (the webhook sender).
 
 interface Received {
   raw: Buffer;

@@ -11,7 +11,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import { openSqliteDatabase } from '../src/store/sqlite-driver.ts';
 import pg from 'pg';
 import { benchGatewayEnvironment, freePort, neutralEnvironment, readCpuSeconds, readPeakRssMb, spawnChild, startServer, type Child, type ServerProcess } from './processes.ts';
 import { fmt } from './report.ts';
@@ -118,7 +118,7 @@ interface Counter {
 
 async function openCounter(database: Harness.TestDatabase): Promise<Counter> {
   if (database.kind === 'sqlite') {
-    const db = new BetterSqlite3(join(database.env.TMS_DATA_DIR!, 'tms.sqlite'), { readonly: true });
+    const db = openSqliteDatabase(join(database.env.TMS_DATA_DIR!, 'tms.sqlite'), { readonly: true });
     const byStatus = db.prepare('SELECT status, count(*) AS n FROM messages GROUP BY status');
     return {
       statuses: async () => Object.fromEntries((byStatus.all() as { status: string; n: number }[]).map((r) => [r.status, r.n])),

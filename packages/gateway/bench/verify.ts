@@ -4,7 +4,7 @@
  * were committed, but their answers were never read); it must never hold fewer.
  */
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import { openSqliteDatabase } from '../src/store/sqlite-driver.ts';
 import pg from 'pg';
 
 export interface StoreCheck {
@@ -24,7 +24,7 @@ const SQLITE_CHUNK = 30_000;
 const POSTGRES_CHUNK = 50_000;
 
 export function checkSqlite(dataDir: string, ids: string[]): StoreCheck {
-  const db = new BetterSqlite3(join(dataDir, 'tms.sqlite'), { readonly: true });
+  const db = openSqliteDatabase(join(dataDir, 'tms.sqlite'), { readonly: true });
   try {
     const stored = (db.prepare('SELECT count(*) AS n FROM messages').get() as { n: number }).n;
     let found = 0;

@@ -1,5 +1,5 @@
 /**
- * Delivery-report webhooks (issue 4), two measurements:
+ * Delivery-report webhooks, two measurements:
  *
  * 1. webhooks-deliveries-{sqlite,postgres}: webhook deliveries per second from one `tms worker`
  *    process to a local receiver that answers at once. TMS_BENCH_WEBHOOK_DELIVERIES (50,000)
@@ -20,7 +20,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import { openSqliteDatabase } from '../src/store/sqlite-driver.ts';
 import pg from 'pg';
 import pino from 'pino';
 import { Pool } from 'undici';
@@ -98,7 +98,7 @@ async function call(url: string, method: string, body?: unknown, headers: Record
 /** Outbox rows per status, read straight from the database. */
 async function outboxStatuses(database: Harness.TestDatabase): Promise<Record<string, number>> {
   if (database.kind === 'sqlite') {
-    const db = new BetterSqlite3(join(database.env.TMS_DATA_DIR!, 'tms.sqlite'), { readonly: true });
+    const db = openSqliteDatabase(join(database.env.TMS_DATA_DIR!, 'tms.sqlite'), { readonly: true });
     try {
       return Object.fromEntries((db.prepare('SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status').all() as { status: string; n: number }[]).map((r) => [r.status, r.n]));
     } finally {

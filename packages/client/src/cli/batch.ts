@@ -185,7 +185,7 @@ export async function batchCommand(ctx: CliContext, positionals: string[], value
       errors: counts.error,
       days: report.days,
       quota: report.quota,
-      stopped_by: report.stoppedBy ? { kind: report.stoppedBy.kind, status: report.stoppedBy.status, message: report.stoppedBy.message } : null,
+      stopped_by: report.stoppedBy ? { kind: report.stoppedBy.kind, type: report.stoppedBy.type, status: report.stoppedBy.status, message: report.stoppedBy.message } : null,
       journal: journal.path,
       results,
     };

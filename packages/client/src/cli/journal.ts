@@ -5,7 +5,7 @@
  * request and its Idempotency-Key (`pending`) and fsync; after the answer we append which rows were
  * accepted (`done`). A rerun skips accepted rows, and a chunk left `pending` by a crash is sent
  * again with the same key and body: the service then answers with its stored first response
- * instead of queueing (and charging) the messages again (decisions.md, 24 hours).
+ * instead of queueing (and charging) the messages again (docs/api.md, 24 hours).
  *
  * Rows are identified by content (template, phone, tracking_id, params) and occurrence, not by
  * line number, so a file edited or re-sorted between runs still maps to the same recipients.

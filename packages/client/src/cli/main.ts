@@ -102,6 +102,7 @@ Exit codes: 0 success; 1 the request failed, or some recipients did; 2 wrong com
 function describeError(error: TmsError): Record<string, unknown> {
   return {
     kind: error.kind,
+    type: error.type,
     status: error.status,
     code: error.code,
     message: error.message,

@@ -1,6 +1,6 @@
 /**
  * The batch file: a header `phone,tracking_id,<param>,<param>…` and one recipient per row, checked
- * against the template's params before anything is sent (decisions.md: required params present,
+ * against the template's params before anything is sent (docs/api.md: required params present,
  * every value within min_length..max_length, no unknown keys), so a typo in row 9,000 does not
  * leave a half-sent campaign behind.
  */

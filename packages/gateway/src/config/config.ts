@@ -19,10 +19,12 @@ export interface Config {
   readonly accessLog: boolean;
   readonly demoSeed: boolean;
   readonly allowPrivateWebhookTargets: boolean;
-  /** The delivery-report webhook sender (issue 4). */
+  /** Limits on slow clients: the whole request, its headers, and an idle keep-alive connection. */
+  readonly http: { readonly requestTimeoutMs: number; readonly headersTimeoutMs: number; readonly keepAliveTimeoutMs: number };
+  /** The delivery-report webhook sender. */
   readonly webhooks: WebhookSettings;
-  /** The ZNS platform: OAuth host, business API host, per-request timeout. */
-  readonly zns: { readonly oauthBaseUrl: string; readonly apiBaseUrl: string; readonly timeoutMs: number };
+  /** The ZNS platform: OAuth host, business API host, deadline of each call, keep-alive connections per host. */
+  readonly zns: { readonly oauthBaseUrl: string; readonly apiBaseUrl: string; readonly timeoutMs: number; readonly connections: number };
   readonly dispatch: {
     readonly batchSize: number;
     readonly parallelRounds: number;
@@ -109,6 +111,21 @@ function readWebhookSettings(env: Environment): WebhookSettings {
   });
 }
 
+function readHttpTimeouts(env: Environment): Config['http'] {
+  const requestTimeoutMs = readInteger(env, 'TMS_HTTP_REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000);
+  const headersTimeoutMs = readInteger(env, 'TMS_HTTP_HEADERS_TIMEOUT_MS', 10_000, 1000, 600_000);
+  // Node requires the headers to arrive before the whole request is due.
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError('TMS_HTTP_HEADERS_TIMEOUT_MS', `must not exceed TMS_HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got ${headersTimeoutMs}`);
+  }
+  return Object.freeze({
+    requestTimeoutMs,
+    headersTimeoutMs,
+    // Above the 60 s idle timeout of common load balancers, so they never reuse a connection we just closed.
+    keepAliveTimeoutMs: readInteger(env, 'TMS_HTTP_KEEP_ALIVE_TIMEOUT_MS', 72_000, 1000, 600_000),
+  });
+}
+
 function readBoolean(env: Environment, name: string, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -180,11 +197,13 @@ export function parseConfig(env: Environment = process.env): Config {
     accessLog: readBoolean(env, 'TMS_ACCESS_LOG', false),
     demoSeed: readBoolean(env, 'TMS_DEMO_SEED', true),
     allowPrivateWebhookTargets: readBoolean(env, 'TMS_WEBHOOK_ALLOW_PRIVATE', false),
+    http: readHttpTimeouts(env),
     webhooks: readWebhookSettings(env),
     zns: Object.freeze({
       oauthBaseUrl: readUrl(env, 'ZNS_OAUTH_URL', 'https://oauth.zaloapp.com'),
       apiBaseUrl: readUrl(env, 'ZNS_API_URL', 'https://business.openapi.zalo.me'),
       timeoutMs: readInteger(env, 'ZNS_TIMEOUT_MS', 10_000, 100, 120_000),
+      connections: readInteger(env, 'ZNS_CONNECTIONS', 512, 1, 10_000),
     }),
     dispatch: Object.freeze({
       batchSize: readInteger(env, 'TMS_DISPATCH_BATCH_SIZE', 500, 1, 5000),

@@ -11,8 +11,10 @@ import { registerErrorHandling } from './plugins/errors.ts';
 import { requireAdmin } from './plugins/guards.ts';
 import { registerJsonBody } from './plugins/json-body.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
+import { MAX_PARAM_LENGTH, answerFrameworkError, clientErrorAnswerer, registerProtocolChecks } from './plugins/protocol-errors.ts';
 import { RateLimiter } from './plugins/rate-limit.ts';
 import { generateRequestId, registerRequestId } from './plugins/request-id.ts';
+import { registerResponseHeaders } from './plugins/response-headers.ts';
 import type { App, RouteDependencies } from './route-support.ts';
 import { registerAdminApiKeys } from './routes/admin/api-keys.ts';
 import { registerAdminCatalog } from './routes/admin/catalog.ts';
@@ -56,14 +58,30 @@ export async function buildApp(parts: AppParts): Promise<App> {
     // Access logs cost CPU at thousands of requests per second: on only when asked (TMS_ACCESS_LOG).
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: !parts.deps.config.accessLog }),
     return503OnClosing: false,
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // Failures Node and the router answer on their own get the contract's error body too.
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: clientErrorAnswerer(parts.logger),
+    // Node would answer a request without Host with a bodiless 400; registerProtocolChecks does.
+    // Slow clients (a trickling body, headers that never end) are cut off and answered 408.
+    http: {
+      requireHostHeader: false,
+      headersTimeout: parts.deps.config.http.headersTimeoutMs,
+      // Node checks the two limits above only this often (30 s by default).
+      connectionsCheckingInterval: 1000,
+    },
+    // Set here, not in `http`: Fastify writes its own requestTimeout (0, none) over the server's.
+    requestTimeout: parts.deps.config.http.requestTimeoutMs,
+    keepAliveTimeout: parts.deps.config.http.keepAliveTimeoutMs,
   }).withTypeProvider<TypeBoxTypeProvider>() as App;
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
   registerErrorHandling(app);
+  registerProtocolChecks(app);
   registerJsonBody(app);
   registerRequestId(app);
   registerClosing(app);
-  await registerOpenApi(app);
+  registerResponseHeaders(app);
+  await registerOpenApi(app, { adminToken: parts.deps.config.adminToken, webhooks: parts.deps.config.webhooks });
 
   const route: RouteDependencies = {
     deps: parts.deps,

@@ -10,7 +10,7 @@ export const ErrorBody = Type.Object(
       message: Type.String({ description: 'Human-readable explanation; its wording may change' }),
     }),
   },
-  { $id: 'ErrorBody', description: 'The error body of section 2.7' },
+  { $id: 'ErrorBody', description: 'The error body of docs/api.md' },
 );
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -26,8 +26,3 @@ export const TemplateData = Type.Record(Type.String(), Type.String(), {
 });
 
 export const DateTime = Type.String({ description: 'ISO 8601 date-time, UTC with milliseconds' });
-
-/** Error responses documented for a route, by status. */
-export function errorResponses(...statuses: number[]): Record<number, TSchema> {
-  return Object.fromEntries(statuses.map((status) => [status, Type.Ref('ErrorBody')]));
-}

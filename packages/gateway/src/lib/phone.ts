@@ -14,7 +14,7 @@ for (const [carrier, prefixes] of Object.entries(CARRIER_PREFIXES)) {
 }
 
 /**
- * Normalises a phone number to the form 84 followed by digits, as decisions.md says: strip spaces,
+ * Normalises a phone number to the form 84 followed by digits, as docs/api.md says: strip spaces,
  * dots, dashes and parentheses; +84 becomes 84; a leading 0 becomes 84; anything else not starting
  * with 84 gets 84 in front. Nothing else is validated: the platform rejects wrong numbers later.
  * Returns '' when nothing is left after stripping.

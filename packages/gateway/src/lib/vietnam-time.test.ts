@@ -16,6 +16,27 @@ describe('parseDateTime', () => {
   it.each(['tomorrow', '2026-13-01T00:00:00Z', '2026-02-30T00:00:00Z', '2026-11-21T25:00:00Z', '', '2026-11-21'])('rejects %j', (text) => {
     expect(parseDateTime(text)).toBeNull();
   });
+
+  it.each(['2026-11-21T15:00:00+99:99', '2026-11-21T15:00:00+24:00', '2026-11-21T15:00:00-07:60', '2026-11-21T15:00:00+0760'])('rejects the impossible offset of %j', (text) => {
+    expect(parseDateTime(text)).toBeNull();
+  });
+
+  it('takes the widest real offsets', () => {
+    expect(parseDateTime('2026-11-21T23:59:00+23:59')).toBe(Date.UTC(2026, 10, 21, 0, 0));
+    expect(parseDateTime('2026-11-21T00:00:00-23:59')).toBe(Date.UTC(2026, 10, 21, 23, 59));
+  });
+
+  it.each(['0000-01-01T00:00:00Z', '0050-06-01T12:00:00Z', '0099-12-31T23:59:59Z', '0026-11-21T15:00:00', '1969-12-31T23:59:59Z'])(
+    'rejects %j, a year before 1970 (never read as 19xx)',
+    (text) => {
+      expect(parseDateTime(text)).toBeNull();
+    },
+  );
+
+  it('reads years from 1970 to 9999 as written', () => {
+    expect(parseDateTime('1970-01-01T00:00:00Z')).toBe(0);
+    expect(parseDateTime('9999-12-31T23:59:59Z')).toBe(Date.UTC(9999, 11, 31, 23, 59, 59));
+  });
 });
 
 describe('Vietnam days', () => {

@@ -6,8 +6,16 @@ const DATE_TIME_PATTERN =
   /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?$/i;
 
 /**
- * Parses an ISO 8601 date-time. A value without an offset is read as Vietnam time (decisions.md).
- * Returns epoch milliseconds, or null when the text is not a valid date-time.
+ * The earliest year taken: the gateway's clock starts at the Unix epoch. It also keeps Date.UTC
+ * from reading the years 0000–0099 as 1900–1999, and makes a two-digit year padded with zeros
+ * (0026 for 2026) an error instead of a time two thousand years ago.
+ */
+const FIRST_YEAR = 1970;
+
+/**
+ * Parses an ISO 8601 date-time. A value without an offset is read as Vietnam time (docs/api.md).
+ * Returns epoch milliseconds, or null when the text is not a valid date-time: a field out of
+ * range (month 13, 30 February, hour 24, an offset beyond ±23:59) or a year before 1970.
  */
 export function parseDateTime(text: string): number | null {
   const match = DATE_TIME_PATTERN.exec(text.trim());
@@ -16,23 +24,29 @@ export function parseDateTime(text: string): number | null {
   const parts = [year, month, day, hour, minute].map(Number) as [number, number, number, number, number];
   const [y, mo, d, h, mi] = parts;
   const s = Number(second);
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 59) return null;
+  if (y < FIRST_YEAR || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 59) return null;
+  const offsetMs = parseOffsetMs(offset);
+  if (offsetMs === null) return null;
   const milliseconds = Math.floor(Number(`0.${fraction}`) * 1000);
   const wallClock = Date.UTC(y, mo - 1, d, h, mi, s, milliseconds);
   const check = new Date(wallClock);
   if (check.getUTCDate() !== d || check.getUTCMonth() !== mo - 1) return null;
-  return wallClock - parseOffsetMs(offset);
+  return wallClock - offsetMs;
 }
 
-function parseOffsetMs(offset: string | undefined): number {
+/** The offset in milliseconds (Vietnam's when there is none), or null when it is out of range. */
+function parseOffsetMs(offset: string | undefined): number | null {
   if (offset === undefined) return VIETNAM_OFFSET_MS;
   if (offset.toUpperCase() === 'Z') return 0;
   const sign = offset.startsWith('-') ? -1 : 1;
   const digits = offset.slice(1).replace(':', '');
-  return sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4))) * 60 * 1000;
+  const hours = Number(digits.slice(0, 2));
+  const minutes = Number(digits.slice(2, 4));
+  if (hours > 23 || minutes > 59) return null;
+  return sign * (hours * 60 + minutes) * 60 * 1000;
 }
 
-/** ISO 8601 UTC with milliseconds, the response format of decisions.md. */
+/** ISO 8601 UTC with milliseconds, the response format of docs/api.md. */
 export function formatUtc(epochMs: number): string {
   return new Date(epochMs).toISOString();
 }

@@ -4,6 +4,7 @@ import { ConfigError, parseConfig, type Config } from '../config/config.ts';
 import { resolveSecrets } from '../config/secrets.ts';
 import { ensureDemoWorkspace } from '../services/demo.ts';
 import { ApiError } from '../services/errors.ts';
+import { LogOutput } from './log-output.ts';
 import { createRuntime } from './runtime.ts';
 import { startService, type RunningService } from './server.ts';
 import { printStartBanner } from './banner.ts';
@@ -23,17 +24,37 @@ function loadConfig(): { config: Config; generated: string[]; secretsFile: strin
   return { config: resolved.config, generated: resolved.generated, secretsFile: resolved.file, adminTokenFromFile: resolved.adminTokenFromFile };
 }
 
-function stopOnSignals(service: RunningService, log: pino.Logger): void {
+/** How long exiting waits for queued log lines once the service has stopped. */
+const LOG_FLUSH_MS = 2000;
+
+/**
+ * The most SIGTERM may take: sends in flight finish within the platform deadline (twice, for one
+ * that first waits for a token refresh), webhook attempts are cut after their stop grace. Past it
+ * the process exits anyway, with code 1; what it still held is recovered like a crashed worker's.
+ */
+function shutdownDeadlineMs(config: Config): number {
+  return Math.max(30_000, 2 * config.zns.timeoutMs + 10_000);
+}
+
+function stopOnSignals(service: RunningService, log: pino.Logger, output: LogOutput, deadlineMs: number): void {
   let stopping = false;
+  const exit = (code: number): void => {
+    void output.flush(LOG_FLUSH_MS).finally(() => process.exit(code));
+  };
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, 'shutting down: finishing in-flight work');
+    log.info({ signal, deadline_ms: deadlineMs }, 'shutting down: finishing in-flight work');
+    // Whatever hangs (a store that stopped answering, an output nobody reads), the process ends.
+    setTimeout(() => {
+      log.error({ deadline_ms: deadlineMs }, 'shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, deadlineMs);
     service.stop().then(
-      () => process.exit(0),
+      () => exit(0),
       (error: unknown) => {
         log.error({ err: error }, 'shutdown failed');
-        process.exit(1);
+        exit(1);
       },
     );
   };
@@ -43,12 +64,16 @@ function stopOnSignals(service: RunningService, log: pino.Logger): void {
 
 async function serve(roles: { api: boolean; worker: boolean }, withDemo: boolean): Promise<void> {
   const { config, generated, secretsFile, adminTokenFromFile } = loadConfig();
-  const runtime = await createRuntime(config);
+  // The banner goes through process.stdout: a reader that went away must not crash the service.
+  process.stdout.on('error', () => undefined);
+  const output = new LogOutput();
+  const log = pino({ level: config.logLevel }, output);
+  const runtime = await createRuntime(config, { log });
   const demo = withDemo && config.database.kind === 'sqlite' && config.demoSeed ? await ensureDemoWorkspace(runtime.deps) : null;
   const service = await startService(runtime, roles);
-  stopOnSignals(service, runtime.deps.log);
+  stopOnSignals(service, log, output, shutdownDeadlineMs(config));
   if (roles.api) printStartBanner({ config, url: service.url!, generated, secretsFile, adminTokenFromFile, demo });
-  runtime.deps.log.info({ roles, store: runtime.deps.store.dialect, migrations: runtime.appliedMigrations }, 'tms started');
+  log.info({ roles, store: runtime.deps.store.dialect, migrations: runtime.appliedMigrations }, 'tms started');
 }
 
 async function main(argv: string[]): Promise<void> {

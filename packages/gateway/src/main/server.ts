@@ -1,6 +1,7 @@
 import { buildApp } from '../http/app.ts';
 import type { App } from '../http/route-support.ts';
 import { MessageDispatcher } from '../services/dispatch.ts';
+import { stallBoundMs } from '../services/loop-health.ts';
 import { WebhookSender } from '../services/webhook-sender.ts';
 import { DispatcherLoop } from '../workers/dispatcher.ts';
 import { maintenanceTasks } from '../workers/maintenance.ts';
@@ -40,11 +41,25 @@ export async function startService(runtime: Runtime, roles: { api: boolean; work
   const worker = roles.worker ? new Worker(tasks, runtime.deps.log) : null;
   worker?.start();
   const { dispatch } = config;
+  const platformCallMs = config.zns.timeoutMs;
+  const reconcileEveryMs = Math.min(5000, dispatch.leaseMs);
   const dispatcher = roles.worker
     ? new DispatcherLoop(
-        new MessageDispatcher(runtime.deps, runtime.accessTokens, { ...dispatch, maxAttempts: 5 }),
-        { parallelRounds: dispatch.parallelRounds, idlePollMs: dispatch.idlePollMs, reconcileEveryMs: Math.min(5000, dispatch.leaseMs) },
+        new MessageDispatcher(runtime.deps, runtime.accessTokens, { ...dispatch, maxAttempts: 5, platformTimeoutMs: platformCallMs }),
+        {
+          parallelRounds: dispatch.parallelRounds,
+          idlePollMs: dispatch.idlePollMs,
+          reconcileEveryMs,
+          stallBounds: {
+            claimsMs: stallBoundMs(dispatch.idlePollMs, platformCallMs),
+            // A send may first wait for another process's token refresh, then make its own call.
+            sendsMs: stallBoundMs(dispatch.idlePollMs, runtime.accessTokens.longestWaitMs + 2 * platformCallMs),
+            reconcileMs: stallBoundMs(reconcileEveryMs, platformCallMs),
+          },
+        },
         runtime.deps.log,
+        runtime.deps.metrics.loops,
+        runtime.deps.clock,
       )
     : null;
   dispatcher?.start();
@@ -84,8 +99,11 @@ function startWebhookSender(runtime: Runtime): WebhookSenderLoop | null {
       batchSize: settings.batchSize,
       idlePollMs: settings.idlePollMs,
       stopGraceMs: Math.min(WEBHOOK_STOP_GRACE_MS, settings.timeoutMs),
+      stallBounds: { claimsMs: stallBoundMs(settings.idlePollMs, settings.timeoutMs), deliveriesMs: stallBoundMs(settings.idlePollMs, settings.timeoutMs) },
     },
     log,
+    runtime.deps.metrics.loops,
+    runtime.deps.clock,
   );
   loop.start();
   return loop;

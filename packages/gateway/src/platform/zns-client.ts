@@ -1,4 +1,5 @@
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
+import { headerValueProblem } from './header-value.ts';
 
 /**
  * The ZNS client: the same code talks to the real platform and to packages/zns-sim.
@@ -11,17 +12,49 @@ export interface ZnsEndpoints {
   oauthBaseUrl: string;
   /** https://business.openapi.zalo.me in production. */
   apiBaseUrl: string;
-  /** Per request; a request that takes longer counts as a transient failure. */
+  /**
+   * Deadline of a whole call: waiting for a pooled connection, connecting, sending, the answer's
+   * headers and its body. A call never waits longer, whatever the platform or the pool does.
+   */
   timeoutMs: number;
+  /** Keep-alive connections per platform host (default 512). */
+  connections?: number;
 }
+
+/**
+ * Why a send's outcome is unknown: the request was written (or may have been), and no answer that
+ * says what the platform did came back. The platform may have taken it.
+ */
+export type UnknownOutcomeCause = 'timeout' | 'connection_lost' | 'ambiguous_answer';
 
 /** The platform could not be reached or answered 5xx/garbage: try again later. */
 export class PlatformUnavailableError extends Error {
   constructor(
     message: string,
     readonly statusCode: number | null = null,
+    /**
+     * Null when the platform certainly did not carry the request out (no connection, refused
+     * before it was written, a 429 or 503, a 5xx with the platform's own error body); otherwise
+     * why it may have.
+     */
+    readonly unknownOutcome: UnknownOutcomeCause | null = null,
   ) {
     super(message);
+    this.name = 'PlatformUnavailableError';
+  }
+}
+
+/**
+ * A call that was never sent because one of its header values cannot travel over HTTP (a stored
+ * credential with a control or non-Latin-1 character). Sending it again cannot help.
+ */
+export class InvalidPlatformRequestError extends Error {
+  constructor(
+    readonly header: string,
+    readonly problem: string,
+  ) {
+    super(`the ${header} header cannot be sent to the platform: it ${problem}`);
+    this.name = 'InvalidPlatformRequestError';
   }
 }
 
@@ -93,29 +126,54 @@ type Json = Record<string, unknown>;
 /** Template status codes of /template/all (reference §4): strings are refused with -132. */
 const TEMPLATE_STATUS_CODES: Record<string, number> = { ENABLE: 1, PENDING_REVIEW: 2, REJECT: 3, DISABLE: 4, DELETE: 5 };
 
+/** What came back: the status and the whole body. */
+interface Answer {
+  statusCode: number;
+  text: string;
+}
+
+/** Whether the body is the platform's own error answer (`{"error": -…}`), which says it did nothing. */
+function isPlatformErrorBody(text: string): boolean {
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    return parsed !== null && typeof parsed === 'object' && (toNumber((parsed as Json).error) ?? 0) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether an answer that is not a readable platform answer leaves a send's outcome unknown. 429
+ * and 503 mean the request was not handled; a 5xx with the platform's error body says the same.
+ * Any other 5xx (a proxy's 500, 502 or 504) or a 2xx we cannot read may come after the platform
+ * took the send. A 3xx or 4xx from something in front of the platform means it never got there.
+ */
+function unreadableAnswerCause(statusCode: number, text: string): UnknownOutcomeCause | null {
+  if (statusCode === 429 || statusCode === 503) return null;
+  if (statusCode >= 500) return isPlatformErrorBody(text) ? null : 'ambiguous_answer';
+  return statusCode < 300 ? 'ambiguous_answer' : null;
+}
+
 export class ZnsClient {
+  private readonly dispatcher: Dispatcher;
+
   constructor(
     private readonly endpoints: ZnsEndpoints,
-    private readonly dispatcher: Dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 512, pipelining: 1 }),
-  ) {}
+    dispatcher?: Dispatcher,
+  ) {
+    this.dispatcher =
+      dispatcher ??
+      new Agent({ keepAliveTimeout: 30_000, connections: endpoints.connections ?? 512, pipelining: 1, connect: { timeout: endpoints.timeoutMs } });
+  }
 
   private async call(url: string, options: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string }): Promise<Json> {
-    let response: Dispatcher.ResponseData;
-    try {
-      response = await request(url, {
-        method: options.method,
-        headers: options.headers,
-        body: options.body,
-        dispatcher: this.dispatcher,
-        headersTimeout: this.endpoints.timeoutMs,
-        bodyTimeout: this.endpoints.timeoutMs,
-      });
-    } catch (error) {
-      throw new PlatformUnavailableError(`ZNS request failed: ${(error as Error).message}`);
+    for (const [name, value] of Object.entries(options.headers)) {
+      const problem = headerValueProblem(value);
+      if (problem) throw new InvalidPlatformRequestError(name, problem);
     }
-    const text = await response.body.text().catch(() => '');
-    if (response.statusCode >= 500 || response.statusCode === 429) {
-      throw new PlatformUnavailableError(`ZNS answered HTTP ${response.statusCode}`, response.statusCode);
+    const { statusCode, text } = await this.exchange(url, options);
+    if (statusCode >= 500 || statusCode === 429) {
+      throw new PlatformUnavailableError(`ZNS answered HTTP ${statusCode}`, statusCode, unreadableAnswerCause(statusCode, text));
     }
     try {
       const parsed = JSON.parse(text) as unknown;
@@ -123,7 +181,76 @@ export class ZnsClient {
     } catch {
       // handled below
     }
-    throw new PlatformUnavailableError(`ZNS answered HTTP ${response.statusCode} with a body that is not JSON`, response.statusCode);
+    throw new PlatformUnavailableError(`ZNS answered HTTP ${statusCode} with a body that is not JSON`, statusCode, unreadableAnswerCause(statusCode, text));
+  }
+
+  /**
+   * One request under one overall deadline. It tracks whether the request reached a connection
+   * (undici starts it on a connected socket right before writing it): a failure before that point
+   * certainly did not reach the platform, a failure after it leaves the outcome unknown. A request
+   * still waiting for a pooled connection when the deadline passes is given up at once and, if
+   * the pool ever hands it a connection, cancelled before a byte is written.
+   */
+  private exchange(url: string, options: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string }): Promise<Answer> {
+    const { timeoutMs } = this.endpoints;
+    const target = new URL(url);
+    return new Promise<Answer>((resolve, reject) => {
+      let started = false;
+      let settled = false;
+      let controller: Dispatcher.DispatchController | null = null;
+      let statusCode = 0;
+      const chunks: Buffer[] = [];
+      const settle = (outcome: Answer | PlatformUnavailableError): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(deadline);
+        if (outcome instanceof PlatformUnavailableError) reject(outcome);
+        else resolve(outcome);
+      };
+      // One timer for the whole call (a plain timer: an AbortSignal per call costs more, and undici's
+      // own timeouts cover only parts of it).
+      const deadline = setTimeout(() => {
+        settle(new PlatformUnavailableError(`ZNS did not answer within ${timeoutMs} ms`, null, started ? 'timeout' : null));
+        controller?.abort(new Error(`deadline of ${timeoutMs} ms passed`));
+      }, timeoutMs);
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart: (requestController) => {
+          if (settled) {
+            requestController.abort(new Error(`deadline of ${timeoutMs} ms passed before a connection was free`));
+            return;
+          }
+          controller = requestController;
+          started = true;
+        },
+        onResponseStart: (_controller, status) => {
+          // 1xx interim answers are followed by the real one.
+          if (status >= 200) statusCode = status;
+        },
+        onResponseData: (_controller, chunk) => {
+          chunks.push(chunk);
+        },
+        onResponseEnd: () => settle({ statusCode, text: Buffer.concat(chunks).toString('utf8') }),
+        onResponseError: (_controller, error) => {
+          settle(new PlatformUnavailableError(`ZNS request failed: ${error.message}`, null, started ? 'connection_lost' : null));
+        },
+      };
+      try {
+        this.dispatcher.dispatch(
+          {
+            origin: target.origin,
+            path: `${target.pathname}${target.search}`,
+            method: options.method,
+            headers: options.headers,
+            body: options.body,
+            headersTimeout: timeoutMs,
+            bodyTimeout: timeoutMs,
+          },
+          handler,
+        );
+      } catch (error) {
+        settle(new PlatformUnavailableError(`ZNS request failed: ${(error as Error).message}`));
+      }
+    });
   }
 
   private result<T>(body: Json, read: (body: Json) => T): ZnsResult<T> {

@@ -1,7 +1,9 @@
 import { createSecretToken, createSortableId } from '../lib/ids.ts';
 import { encryptSecret, sha256Hex } from '../lib/crypto.ts';
+import { MAX_COUNT, MAX_INT32, MAX_PRICE_VND, MAX_WALLET_BALANCE_VND, wholeNumberProblem } from '../lib/limits.ts';
 import { formatUtc, formatUtcOrNull } from '../lib/vietnam-time.ts';
 import { findWebhookUrlProblem } from '../lib/webhook-url.ts';
+import { headerValueProblem } from '../platform/header-value.ts';
 import { findApiKey, insertApiKey, listApiKeys as selectApiKeys, updateApiKey } from '../store/api-keys.ts';
 import type { ApiKeyRow, LedgerRow, SenderAccountRow, TemplateRow, TemplateStatus, WorkspaceRow } from '../store/schema.ts';
 import { findSenderAccount, listSenderAccounts as selectSenderAccounts, upsertSenderAccount } from '../store/sender-accounts.ts';
@@ -89,7 +91,17 @@ function masterKey(deps: Dependencies): Buffer {
   return deps.config.masterKey;
 }
 
+/**
+ * Whole numbers the operator sets are checked here too, not only by the request schemas: `tms
+ * admin` calls these services directly, and a value out of a column's range must never be written.
+ */
+function requireWholeNumber(value: number, name: string, minimum: number, maximum: number): void {
+  const problem = wholeNumberProblem(value, name, minimum, maximum);
+  if (problem) throw badRequest(problem);
+}
+
 export async function createWorkspace(deps: Dependencies, input: { name: string; message_cap?: number | null; is_demo?: boolean }) {
+  if (input.message_cap !== undefined && input.message_cap !== null) requireWholeNumber(input.message_cap, 'message_cap', 0, MAX_COUNT);
   const row = await insertWorkspace(deps.store.db, { name: input.name, messageCap: input.message_cap ?? null, isDemo: input.is_demo, now: deps.clock() });
   return presentWorkspace(row);
 }
@@ -108,6 +120,7 @@ export async function changeWorkspace(
   id: string,
   changes: { status?: WorkspaceRow['status']; message_cap?: number | null },
 ) {
+  if (changes.message_cap !== undefined && changes.message_cap !== null) requireWholeNumber(changes.message_cap, 'message_cap', 0, MAX_COUNT);
   const row = await updateWorkspace(deps.store.db, id, changes, deps.clock());
   if (!row) throw new ApiError('workspace_not_found', `workspace ${id} not found`);
   deps.forgetCachedKeys();
@@ -115,9 +128,13 @@ export async function changeWorkspace(
 }
 
 export async function topUp(deps: Dependencies, id: string, input: { amount: number; note?: string }) {
-  if (!Number.isSafeInteger(input.amount) || input.amount <= 0) throw badRequest('amount must be a positive whole number of VND');
-  const entry = await topUpWallet(deps.store, { workspaceId: id, amount: input.amount, note: input.note ?? null, now: deps.clock() });
-  if (!entry) throw new ApiError('workspace_not_found', `workspace ${id} not found`);
+  requireWholeNumber(input.amount, 'amount', 1, MAX_WALLET_BALANCE_VND);
+  const outcome = await topUpWallet(deps.store, { workspaceId: id, amount: input.amount, maxBalance: MAX_WALLET_BALANCE_VND, note: input.note ?? null, now: deps.clock() });
+  if (outcome.kind === 'workspace_not_found') throw new ApiError('workspace_not_found', `workspace ${id} not found`);
+  if (outcome.kind === 'balance_limit') {
+    throw badRequest(`a wallet may hold at most ${MAX_WALLET_BALANCE_VND} VND; it holds ${outcome.balance} VND, so it can take at most ${MAX_WALLET_BALANCE_VND - outcome.balance} VND more`);
+  }
+  const { entry } = outcome;
   return { balance: entry.balance_after, entry: presentLedgerEntry(entry) };
 }
 
@@ -199,7 +216,29 @@ export interface ConnectSenderAccountInput {
   rsa_public_key?: string | null;
 }
 
+/**
+ * The app secret travels to the platform as the `secret_key` header, and the other credentials as
+ * headers or form fields: one with a control or non-Latin-1 character, or surrounding whitespace,
+ * can never work, and used to wedge the process's connection pool. Refused here, for the API and
+ * `tms admin` alike.
+ */
+function requireSendableCredentials(input: ConnectSenderAccountInput): void {
+  const credentials: [string, string | null | undefined][] = [
+    ['app_id', input.app_id],
+    ['app_secret', input.app_secret],
+    ['refresh_token', input.refresh_token],
+    ['oa_secret_key', input.oa_secret_key],
+  ];
+  for (const [field, value] of credentials) {
+    if (value === null || value === undefined) continue;
+    const problem = headerValueProblem(value);
+    if (problem) throw badRequest(`${field} ${problem}`);
+  }
+}
+
 export async function connectSenderAccount(deps: Dependencies, workspaceId: string, input: ConnectSenderAccountInput) {
+  requireWholeNumber(input.daily_quota, 'daily_quota', 0, MAX_COUNT);
+  requireSendableCredentials(input);
   await requireWorkspace(deps, workspaceId);
   const key = masterKey(deps);
   const now = deps.clock();
@@ -246,6 +285,12 @@ export interface RegisterTemplateInput {
 }
 
 export async function registerTemplate(deps: Dependencies, workspaceId: string, input: RegisterTemplateInput) {
+  requireWholeNumber(input.price, 'price', 0, MAX_PRICE_VND);
+  requireWholeNumber(input.template_type, 'template_type', 0, MAX_INT32);
+  for (const param of input.params) {
+    requireWholeNumber(param.max_length, `param "${param.name}" max_length`, 0, MAX_INT32);
+    requireWholeNumber(param.min_length, `param "${param.name}" min_length`, 0, MAX_INT32);
+  }
   await requireWorkspace(deps, workspaceId);
   const account = await findSenderAccount(deps.store.db, workspaceId, input.oa_id);
   if (!account) throw new ApiError('sender_account_not_found', `sender account ${input.oa_id} not found in workspace ${workspaceId}`);

@@ -26,8 +26,8 @@ function toCachedKey(row: ApiKeyWithWorkspace | undefined): CachedKey | null {
 }
 
 /**
- * API key authentication (section 5): SHA-256 lookup, cached for at most a few seconds so a
- * revocation or suspension reaches every node within 5 s (decisions.md).
+ * API key authentication (docs/api.md, authentication): SHA-256 lookup, cached for at most a few seconds so a
+ * revocation or suspension reaches every node within 5 s (docs/api.md).
  */
 export class ApiKeyAuthenticator {
   private readonly cache: TtlCache<CachedKey | null>;

@@ -8,7 +8,7 @@ import { ApiError } from './errors.ts';
 import { dailyQuotaOn } from './platform-quota.ts';
 import { parseTemplateParams } from './template-data.ts';
 
-/** The template of section 2.1, plus its price in VND so callers can estimate cost. */
+/** The template of docs/api.md, plus its price in VND so callers can estimate cost. */
 export function presentTemplate(row: TemplateWithOaName) {
   return {
     template_id: row.template_id,

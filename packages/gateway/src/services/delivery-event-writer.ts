@@ -1,6 +1,6 @@
 /**
  * Applies verified delivery events (user_received_message): records the event once, marks the
- * message delivered and writes the customer's delivery report (contract section 6) into the
+ * message delivered and writes the customer's delivery report (docs/api.md, delivery reports) into the
  * webhook outbox, all in one transaction, so a report exists exactly when the message is delivered.
  *
  * Events that arrive together share one transaction of a few statements (group commit): one
@@ -36,7 +36,7 @@ export type DeliveryEventResult =
   /** The message is failed or already delivered: left as it is. */
   | 'not_deliverable';
 
-/** The delivery report of section 6, serialised once: the outbox resends these exact bytes. */
+/** The delivery report (docs/api.md), serialised once: the outbox resends these exact bytes. */
 export function deliveryReportBody(message: DeliveredMessage, deliveredAt: number, platformMsgId: string): string {
   return JSON.stringify({
     message_id: message.id,

@@ -2,10 +2,12 @@ import { sha256Hex } from '../lib/crypto.ts';
 import { Semaphore } from '../lib/semaphore.ts';
 import { nextVietnamMidnight } from '../lib/vietnam-time.ts';
 import { describePlatformError, GATEWAY_ERRORS, type PlatformError } from '../platform/error-catalogue.ts';
-import { PlatformUnavailableError, type SendRequest } from '../platform/zns-client.ts';
+import { InvalidPlatformRequestError, PlatformUnavailableError, type SendRequest, type UnknownOutcomeCause } from '../platform/zns-client.ts';
 import { claimDueMessages, recordDispatchOutcomes, reconcileExpiredClaims, type ClaimedMessage, type DispatchOutcome } from '../store/dispatch-queue.ts';
 import type { Dependencies } from './context.ts';
 import { ReloginRequiredError, type AccessTokens } from './platform-tokens.ts';
+
+export type { ClaimedMessage, DispatchOutcome } from '../store/dispatch-queue.ts';
 
 export interface DispatchSettings {
   /** Messages claimed per round. */
@@ -18,8 +20,13 @@ export interface DispatchSettings {
   maxAttempts: number;
   /** First retry delay; doubles per attempt, with jitter, up to 5 minutes. */
   backoffBaseMs: number;
-  /** How long a dead worker's unconfirmed send waits for a trace (a delivery event) before it is sent again. */
+  /**
+   * How long a send whose outcome is unknown (a dead worker's claim, a send that timed out) waits
+   * for a trace (a delivery event) before it is sent again.
+   */
   unconfirmedGraceMs: number;
+  /** The deadline of one platform call (ZNS_TIMEOUT_MS): a send starts only if its claim outlives it. */
+  platformTimeoutMs: number;
 }
 
 export const DEFAULT_DISPATCH_SETTINGS: DispatchSettings = {
@@ -29,15 +36,26 @@ export const DEFAULT_DISPATCH_SETTINGS: DispatchSettings = {
   maxAttempts: 5,
   backoffBaseMs: 1000,
   unconfirmedGraceMs: 300_000,
+  platformTimeoutMs: 10_000,
 };
 
 const MAX_BACKOFF_MS = 5 * 60_000;
 const OUTCOME_WRITE_ATTEMPTS = 5;
 const NIGHT_WINDOW_END_HOUR = 6;
+/** Time a claim must have left after a send's deadline, to record the outcome under it. */
+const RECORDING_MARGIN_MS = 2000;
 
 type DispatchDependencies = Pick<Dependencies, 'store' | 'clock' | 'catalog' | 'platform' | 'log' | 'metrics'>;
 
-/** Sends claimed messages for the platform, one semaphore per sender account. */
+/**
+ * Sends claimed messages to the platform and records their outcomes. A send's outcome is one of:
+ * - known: sent (with the platform's id), failed (refunded) or retried later, because the platform
+ *   answered, or because the request certainly never reached it (no connection, refused before it
+ *   was written, a 429 or 503);
+ * - unknown: the request was written and no readable answer came (the deadline passed, the
+ *   connection broke). The platform may have taken it, so it is never retried blindly: it waits
+ *   unconfirmed for a delivery event like a dead worker's claim (see reconcileExpiredClaims).
+ */
 export class MessageDispatcher {
   private readonly limits = new Map<string, Semaphore>();
 
@@ -47,54 +65,81 @@ export class MessageDispatcher {
     readonly settings: DispatchSettings = DEFAULT_DISPATCH_SETTINGS,
   ) {}
 
-  /** Claims one round of due messages, sends them and records the outcomes. Returns how many it claimed. */
-  async dispatchRound(): Promise<number> {
+  /** Claims up to `limit` due messages, none of the sender accounts in `skipAccounts`. */
+  claim(limit: number, skipAccounts: readonly string[] = []): Promise<ClaimedMessage[]> {
     const { store, clock } = this.deps;
-    const claimed = await claimDueMessages(store, { now: clock(), limit: this.settings.batchSize, leaseMs: this.settings.leaseMs });
+    return claimDueMessages(store, { now: clock(), limit, leaseMs: this.settings.leaseMs, skipAccounts });
+  }
+
+  /**
+   * One round on its own: claims, sends (per-account concurrency), records. Returns how many it
+   * claimed. The worker's loop (workers/dispatcher.ts) uses claim, send and record instead, so that
+   * one sender account's slow sends never hold up another's.
+   */
+  async dispatchRound(): Promise<number> {
+    const claimed = await this.claim(this.settings.batchSize);
     if (claimed.length === 0) return 0;
-    const byAccount = new Map<string, ClaimedMessage[]>();
-    for (const message of claimed) byAccount.set(message.oa_id, [...(byAccount.get(message.oa_id) ?? []), message]);
-    const outcomes = (await Promise.all([...byAccount.values()].map((messages) => this.sendForAccount(messages)))).flat();
-    await this.recordOutcomes(outcomes);
-    this.count(outcomes);
+    const outcomes = await Promise.all(claimed.map((message) => this.limitFor(message.oa_id).run(() => this.send(message))));
+    await this.record(outcomes);
     return claimed.length;
   }
 
   private count(outcomes: DispatchOutcome[]): void {
     const { metrics } = this.deps;
     for (const outcome of outcomes) {
+      // A released claim was never attempted: it is no dispatch outcome.
+      if (outcome.kind === 'released') continue;
       metrics.dispatchOutcomes.inc({ outcome: outcome.kind });
       if (outcome.kind === 'sent') metrics.dispatchLatency.observe(Math.max(0, outcome.sentAt - outcome.message.due_at) / 1000);
     }
   }
 
   /**
-   * The sends have happened: losing their outcomes would make the reconciler send them again, so a
-   * failed write (a dropped connection, a busy database) is retried before giving up.
+   * Records outcomes in one transaction. The sends have happened: losing their outcomes would make
+   * the reconciler treat them as unknown, so a failed write (a dropped connection, a busy database)
+   * is retried before giving up.
    */
-  private async recordOutcomes(outcomes: DispatchOutcome[]): Promise<void> {
+  async record(outcomes: DispatchOutcome[]): Promise<void> {
+    if (outcomes.length === 0) return;
     for (let attempt = 1; ; attempt += 1) {
       try {
         await recordDispatchOutcomes(this.deps.store, outcomes, this.deps.clock());
-        return;
+        break;
       } catch (error) {
         if (attempt >= OUTCOME_WRITE_ATTEMPTS) throw error;
         this.deps.log.warn({ err: error, attempt }, 'recording dispatch outcomes failed; retrying');
         await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
       }
     }
+    this.count(outcomes);
   }
 
-  /** Reconciles claims whose worker died (store/dispatch-queue.ts reconcileExpiredClaims). */
+  /**
+   * Reconciles claims whose worker died and sends whose outcome was unknown
+   * (store/dispatch-queue.ts reconcileExpiredClaims).
+   */
   async reconcileExpiredClaims(): Promise<void> {
-    const { unconfirmed, requeued } = await reconcileExpiredClaims(this.deps.store, {
+    const exhausted = GATEWAY_ERRORS.retriesExhausted;
+    const { unconfirmed, requeued, failed } = await reconcileExpiredClaims(this.deps.store, {
       now: this.deps.clock(),
       limit: this.settings.batchSize,
       graceMs: this.settings.unconfirmedGraceMs,
+      maxAttempts: this.settings.maxAttempts,
+      exhausted: { code: exhausted.code, message: `${exhausted.message} (the last attempt's outcome stayed unknown)`, reason: exhausted.reason },
     });
-    const { log } = this.deps;
-    if (unconfirmed.length > 0) log.warn({ count: unconfirmed.length, first: unconfirmed[0] }, 'claims expired with the send unconfirmed; waiting for a delivery event before sending again');
-    if (requeued.length > 0) log.warn({ count: requeued.length, first: requeued[0] }, 'unconfirmed sends left no trace at the platform; requeued');
+    const { log, metrics } = this.deps;
+    if (unconfirmed.length > 0) {
+      metrics.unknownOutcomes.inc({ cause: 'expired_claim' }, unconfirmed.length);
+      log.warn({ count: unconfirmed.length, first: unconfirmed[0] }, 'claims expired with the send unconfirmed; waiting for a delivery event before sending again');
+    }
+    if (requeued.length > 0) {
+      metrics.unconfirmedResends.inc(requeued.length);
+      log.warn({ count: requeued.length, first: requeued[0] }, 'unconfirmed sends left no trace at the platform; requeued');
+    }
+    if (failed.length > 0) {
+      metrics.dispatchOutcomes.inc({ outcome: 'failed' }, failed.length);
+      log.warn({ count: failed.length, first: failed[0] }, 'unconfirmed sends left no trace and had no attempt left; failed and refunded');
+    }
   }
 
   private limitFor(oaId: string): Semaphore {
@@ -106,24 +151,22 @@ export class MessageDispatcher {
     return limit;
   }
 
-  private async sendForAccount(messages: ClaimedMessage[]): Promise<DispatchOutcome[]> {
-    const first = messages[0]!;
-    const account = await this.deps.catalog.senderAccount(first.workspace_id, first.oa_id);
-    if (!account || account.status === 'disconnected') return messages.map((message) => this.failure(message, GATEWAY_ERRORS.senderAccountDisconnected));
-    const limit = this.limitFor(first.oa_id);
-    return Promise.all(messages.map((message) => limit.run(() => this.sendOne(message))));
-  }
-
-  private async sendOne(message: ClaimedMessage): Promise<DispatchOutcome> {
-    const template = await this.deps.catalog.template(message.workspace_id, message.template_id);
-    if (!template || template.status !== 'ENABLE') return this.failure(message, GATEWAY_ERRORS.templateNotEnabled);
+  /** Sends one claimed message and says what became of it. Never throws. */
+  async send(message: ClaimedMessage): Promise<DispatchOutcome> {
     let token: string;
     try {
+      const account = await this.deps.catalog.senderAccount(message.workspace_id, message.oa_id);
+      if (!account || account.status === 'disconnected') return this.failure(message, GATEWAY_ERRORS.senderAccountDisconnected);
+      const template = await this.deps.catalog.template(message.workspace_id, message.template_id);
+      if (!template || template.status !== 'ENABLE') return this.failure(message, GATEWAY_ERRORS.templateNotEnabled);
       token = await this.tokens.accessTokenFor(message.oa_id);
     } catch (error) {
       if (error instanceof ReloginRequiredError) return this.failure(message, GATEWAY_ERRORS.reloginRequired);
+      // Nothing was sent yet: a plain retry is safe.
       return this.transientFault(message, error);
     }
+    // A send that could outlive its claim might be taken over by the reconciler while in flight.
+    if (!this.claimOutlivesSend(message)) return { kind: 'released', message, dueAt: this.deps.clock() };
     try {
       const result = await this.deps.platform.sendMessage(token, toSendRequest(message));
       if (result.ok) return { kind: 'sent', message, providerMsgId: result.data.msgId, sentAt: this.deps.clock() };
@@ -137,8 +180,38 @@ export class MessageDispatcher {
       if (error.retry === 'after_night_window') return { kind: 'retry', message, dueAt: nextNightWindowEnd(this.deps.clock()) };
       return this.failure(message, { ...error, message: result.message || error.message });
     } catch (error) {
-      return this.transientFault(message, error);
+      if (error instanceof InvalidPlatformRequestError) {
+        // Refused before a byte was written. The only header of a send is the access token: a
+        // fresh one may do, so forget this one and retry.
+        this.deps.log.error({ msg_id: message.id, oaId: message.oa_id, err: error.message }, 'send not attempted: a header value cannot be sent');
+        this.tokens.reportRejected(message.oa_id, token);
+        return this.retryOrFail(message, this.backoffDue(message), GATEWAY_ERRORS.retriesExhausted);
+      }
+      if (error instanceof PlatformUnavailableError) {
+        if (error.unknownOutcome !== null) return this.unconfirmed(message, error.unknownOutcome, error);
+        return this.transientFault(message, error);
+      }
+      // Not the client's own failure: something broke after the request went out (reading the
+      // answer), so the platform may have taken it.
+      this.deps.log.error({ err: error, msg_id: message.id }, 'unexpected error around a send');
+      return this.unconfirmed(message, 'ambiguous_answer', error);
     }
+  }
+
+  private claimOutlivesSend(message: ClaimedMessage): boolean {
+    if (message.lease_expires_at === null) return true;
+    const needed = Math.min(this.settings.platformTimeoutMs + RECORDING_MARGIN_MS, this.settings.leaseMs / 2);
+    return message.lease_expires_at - this.deps.clock() >= needed;
+  }
+
+  /** The send may be at the platform: wait for a trace instead of sending it again now. */
+  private unconfirmed(message: ClaimedMessage, cause: UnknownOutcomeCause, error: unknown): DispatchOutcome {
+    this.deps.metrics.unknownOutcomes.inc({ cause });
+    this.deps.log.warn(
+      { msg_id: message.id, oaId: message.oa_id, cause, err: error instanceof Error ? error.message : String(error) },
+      'send outcome unknown; waiting for a delivery event before sending again',
+    );
+    return { kind: 'unconfirmed', message, waitUntil: this.deps.clock() + this.settings.unconfirmedGraceMs };
   }
 
   private transientFault(message: ClaimedMessage, error: unknown): DispatchOutcome {

@@ -6,20 +6,24 @@
  */
 
 export interface ErrorTypeEntry {
-  /** The HTTP status a whole request fails with. */
+  /** The HTTP status a whole request fails with (unused by a type that is only ever per recipient). */
   readonly status: number;
   /** What happened, for docs/errors.md and the OpenAPI documents. */
   readonly meaning: string;
   /** What the caller should do about it. */
   readonly action: string;
-  /** Also used as a per-recipient `error` prefix in batch and RSA results (`type: explanation`). */
-  readonly recipient?: true;
+  /**
+   * A per-recipient `error` prefix in batch and RSA results (`type: explanation`) as well as a
+   * whole-request error ('also'), or only ever per recipient ('only').
+   */
+  readonly recipient?: 'also' | 'only';
 }
 
 export const ERROR_CATALOGUE = {
   invalid_request: {
     status: 400,
-    meaning: 'The body, query or path does not match the schema: a missing or unknown field, a wrong type, a value out of range.',
+    meaning:
+      'The body, query or path does not match the schema (a missing or unknown field, a wrong type, a value out of range), or the HTTP request itself is malformed (a path that is not valid percent-encoded UTF-8, a bad request line or header, no Host header).',
     action: 'Fix the request as the message says; do not retry it unchanged.',
   },
   invalid_json: {
@@ -46,25 +50,25 @@ export const ERROR_CATALOGUE = {
     status: 400,
     meaning: "`template_data` does not satisfy the template's params: a required param is missing, a key is unknown, or a value is not a string within min_length..max_length.",
     action: 'Read the template\'s `params` from GET /api/v1/templates and send exactly those keys.',
-    recipient: true,
+    recipient: 'also',
   },
   missing_phone: {
     status: 400,
     meaning: 'The recipient has no phone number (empty once spaces, dots, dashes and parentheses are removed).',
     action: 'Send a phone number for every recipient.',
-    recipient: true,
+    recipient: 'also',
   },
   rsa_phone_invalid: {
     status: 400,
     meaning: '`rsa_phone` is missing, not standard base64, or not the length of an RSA ciphertext.',
     action: "Encrypt the number with the sender account's RSA public key (OAEP, SHA-256, MGF1 SHA-1) and send the standard base64 of the ciphertext.",
-    recipient: true,
+    recipient: 'only',
   },
   daily_quota_exceeded: {
     status: 400,
     meaning: "The sender account's daily quota for the day the message would be sent is used up (batch and RSA recipients only; a single send is never refused for it).",
     action: 'Check GET /api/v1/quota and send the rest after `reset_at`, or schedule it with `send_at`.',
-    recipient: true,
+    recipient: 'only',
   },
   invalid_idempotency_key: {
     status: 400,
@@ -146,6 +150,11 @@ export const ERROR_CATALOGUE = {
     meaning: 'No delivery report with this id.',
     action: 'Check the delivery id; finished reports are purged after the retention period.',
   },
+  request_timeout: {
+    status: 408,
+    meaning: "The request did not arrive in full within the server's request timeout.",
+    action: 'Retry with the same Idempotency-Key; check the network path if it repeats.',
+  },
   message_not_queued: {
     status: 409,
     meaning: 'The message is no longer queued (sending, sent, delivered or failed), so it cannot be cancelled.',
@@ -183,13 +192,18 @@ export const ERROR_CATALOGUE = {
   },
   uri_too_long: {
     status: 414,
-    meaning: 'The request path or one of its parameters is too long.',
+    meaning: 'A path parameter (an id) is longer than 100 characters.',
     action: 'Check the path; ids are short.',
   },
   unsupported_media_type: {
     status: 415,
     meaning: 'The request has a body that is not `application/json`.',
     action: 'Send `Content-Type: application/json` with a JSON body.',
+  },
+  expectation_failed: {
+    status: 417,
+    meaning: 'The request has an `Expect` header other than `100-continue`.',
+    action: 'Leave the `Expect` header out, or send `Expect: 100-continue`.',
   },
   idempotency_key_reused: {
     status: 422,
@@ -203,8 +217,8 @@ export const ERROR_CATALOGUE = {
   },
   headers_too_large: {
     status: 431,
-    meaning: 'The request headers are too large.',
-    action: 'Send fewer or shorter headers.',
+    meaning: 'The request line and headers together are larger than 16 KiB.',
+    action: 'Send fewer or shorter headers, and a shorter path.',
   },
   internal_error: {
     status: 500,
@@ -238,10 +252,10 @@ export class ApiError extends Error {
 
 export const badRequest = (message: string): ApiError => new ApiError('invalid_request', message);
 
-/** The types that also appear as per-recipient errors in batch and RSA results. */
+/** The types that appear as per-recipient errors in batch and RSA results. */
 export type RecipientErrorType = {
-  [Type in ErrorType]: (typeof ERROR_CATALOGUE)[Type] extends { recipient: true } ? Type : never;
+  [Type in ErrorType]: (typeof ERROR_CATALOGUE)[Type] extends { recipient: 'also' | 'only' } ? Type : never;
 }[ErrorType];
 
-/** A per-recipient `error` string of batch and RSA results: the type, a colon and the explanation. */
+/** A per-recipient `error` string of batch and RSA results: the type, a colon, a space and the explanation. */
 export const recipientError = (type: RecipientErrorType, explanation: string): string => `${type}: ${explanation}`;

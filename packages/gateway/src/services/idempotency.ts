@@ -33,7 +33,7 @@ function replay(record: IdempotencyRecordRow, input: IdempotencyInput): ServiceR
 }
 
 /**
- * Runs a POST under an optional Idempotency-Key (decisions.md): the same key and body within 24
+ * Runs a POST under an optional Idempotency-Key (docs/api.md): the same key and body within 24
  * hours returns the first response and does nothing new; another body is 422; while the first is
  * still in flight, 409. Only successful responses are stored: a request that was refused changed
  * nothing, so retrying it simply tries again.

@@ -9,7 +9,7 @@ import type { RequestContext } from './context.ts';
 import { ApiError } from './errors.ts';
 import { IDEMPOTENCY_CONFLICT, runIdempotently, type IdempotencyInput, type ServiceResponse } from './idempotency.ts';
 
-/** The message record of section 2.3. */
+/** The message record of docs/api.md. */
 export function presentMessage(row: MessageRow) {
   return {
     msg_id: row.id,

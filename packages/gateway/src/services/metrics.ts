@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Store } from '../store/database.ts';
 import { readQueueStats } from '../store/queue-stats.ts';
+import { LoopHealth } from './loop-health.ts';
 import { WebhookMetrics } from './webhook-metrics.ts';
 
 /**
@@ -14,8 +15,14 @@ export class Metrics {
   readonly platformErrors: Counter<'code'>;
   readonly dispatchLatency: Histogram;
   readonly delivered: Counter;
+  /** Sends whose outcome is unknown (the platform may have taken them), by cause. */
+  readonly unknownOutcomes: Counter<'cause'>;
+  /** Unconfirmed sends sent again after their grace period passed without a trace: possible duplicates. */
+  readonly unconfirmedResends: Counter;
   /** Delivery-report webhooks: outcomes, attempt latency, the outbox. */
   readonly webhooks: WebhookMetrics;
+  /** Whether the worker loops of this process make progress (readiness, and a gauge of their age). */
+  readonly loops: LoopHealth;
 
   constructor(store: Store, clock: () => number) {
     collectDefaultMetrics({ register: this.registry, prefix: 'tms_process_' });
@@ -34,6 +41,29 @@ export class Metrics {
       registers: [this.registry],
     });
     this.delivered = new Counter({ name: 'tms_messages_delivered_total', help: 'Messages marked delivered, from platform events or delivery status checks', registers: [this.registry] });
+    this.unknownOutcomes = new Counter({
+      name: 'tms_dispatch_unknown_outcomes_total',
+      help: 'Sends whose outcome is unknown, left unconfirmed to wait for a delivery event: timeout, connection_lost, ambiguous_answer (after the request was written) or expired_claim (a worker died)',
+      labelNames: ['cause'],
+      registers: [this.registry],
+    });
+    this.unconfirmedResends = new Counter({
+      name: 'tms_dispatch_unconfirmed_resends_total',
+      help: 'Unconfirmed sends requeued after their grace period ended without a delivery event; each may be a duplicate at the platform',
+      registers: [this.registry],
+    });
+    const loops = new LoopHealth(clock);
+    this.loops = loops;
+    new Gauge({
+      name: 'tms_worker_loop_last_round_age_seconds',
+      help: 'How long since each worker loop of this process last completed a round or made progress; /readyz fails when one passes its bound',
+      labelNames: ['loop'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const status of loops.statuses()) this.set({ loop: status.loop }, status.ageMs / 1000);
+      },
+    });
     const oldest = new Gauge({
       name: 'tms_queue_oldest_due_age_seconds',
       help: 'How long the oldest due queued message has waited (0 when none is due)',

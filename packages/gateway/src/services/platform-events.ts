@@ -1,5 +1,5 @@
 /**
- * The platform's webhook events (DESIGN.md flow 3; reference/zns-platform.md §7).
+ * The platform's webhook events (README, Architecture, flow 3; docs/zns-platform.md).
  *
  * Every event is verified before anything else: X-ZEvent-Signature is "mac=" + the plain SHA-256
  * hex (not HMAC) of app_id + raw body bytes + the body's timestamp + the OA Secret Key of the
@@ -8,7 +8,7 @@
  *
  * user_received_message with a delivery_time marks our message delivered (idempotent: one
  * platform_events row per platform msg_id) and, in the same transaction, writes the customer's
- * delivery report (section 6 of the contract) to the webhook outbox. change_template_status syncs
+ * delivery report to the webhook outbox. change_template_status syncs
  * the template's review status; change_oa_daily_quota drops the OA's cached platform quota. Every
  * other valid event is answered and ignored, so the platform stops retrying it.
  */

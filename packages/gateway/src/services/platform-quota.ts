@@ -1,5 +1,5 @@
 /**
- * The platform's daily quota per sender account (reference/zns-platform.md §5), cached in this
+ * The platform's daily quota per sender account (docs/zns-platform.md), cached in this
  * process so that neither GET /quota nor batch acceptance pays a platform call per request.
  *
  * What a lookup keeps is chosen to stay true while we send. The platform's remainingQuota counts
@@ -12,7 +12,7 @@
  * what the platform counted today beyond the messages of ours that reached it (reserved minus the
  * outstanding ones: queued or in flight). Each send of ours moves both terms by one, so the figure
  * does not drift as we send; it changes only with other systems' sends or a new tier, which is why
- * a cached (even slightly stale) lookup is safe to use. Acceptance then grants
+ * a lookup cached for a bounded time is safe to use. Acceptance then grants
  *
  *   room = dailyQuota − usedElsewhere − reserved(now)    (= remainingQuota − outstanding at lookup time)
  *
@@ -84,17 +84,21 @@ const TODAYS_RETRIES_MARGIN_MS = 12 * 60 * 60 * 1000;
 
 interface Entry {
   lookup: QuotaLookup;
+  /** From then on a request starts a background refresh. */
+  refreshAfter: number;
+  /** From then on the figure is not used at all. */
   expiresAt: number;
 }
 
 /**
- * Per-process cache of platform quota lookups, one entry per sender account.
- * - Fresh entry: answered from memory.
- * - Expired entry: the old answer is used while one lookup refreshes it in the background
- *   (stale-while-revalidate), so a busy OA never waits for the platform.
- * - No entry: the request waits for the lookup at most `waitMs`, then goes on without it; the
- *   lookup's answer is still cached when it arrives.
- * Failures are cached for `retryMs` (negative caching). Concurrent misses share one lookup.
+ * Per-process cache of platform quota lookups, one entry per sender account. A figure is never used
+ * once it is older than its time to live (`cacheMs`, or `retryMs` for a failure), because a batch
+ * reserved against an outdated figure can accept more than the platform will send.
+ * - Fresh entry: answered from memory. Past half its life, one lookup refreshes it in the
+ *   background (refresh-ahead), so a busy OA gets its next figure before this one expires.
+ * - Expired or no entry: the request waits for the lookup at most `waitMs`, then goes on without
+ *   figures (the configured daily_quota applies); the answer is still cached when it arrives.
+ * Concurrent misses share one lookup.
  */
 export class PlatformQuota {
   private readonly entries = new Map<string, Entry>();
@@ -109,10 +113,12 @@ export class PlatformQuota {
   async lookup(oaId: string): Promise<QuotaLookup> {
     if (this.settings.cacheMs <= 0) return LOOKUPS_OFF;
     const entry = this.entries.get(oaId);
-    if (entry && entry.expiresAt > this.deps.clock()) return entry.lookup;
-    const refreshing = this.refresh(oaId);
-    if (entry) return entry.lookup;
-    return this.waitAtMost(refreshing);
+    const now = this.deps.clock();
+    if (entry && entry.expiresAt > now) {
+      if (entry.refreshAfter <= now) void this.refresh(oaId);
+      return entry.lookup;
+    }
+    return this.waitAtMost(this.refresh(oaId));
   }
 
   /** Drops what is cached for the OA (its tier changed): the next request asks the platform. */
@@ -129,7 +135,8 @@ export class PlatformQuota {
       if (this.inFlight.get(oaId) === started) {
         this.inFlight.delete(oaId);
         const ttlMs = lookup.error === null ? this.settings.cacheMs : this.settings.retryMs;
-        this.entries.set(oaId, { lookup, expiresAt: this.deps.clock() + ttlMs });
+        const storedAt = this.deps.clock();
+        this.entries.set(oaId, { lookup, refreshAfter: storedAt + ttlMs / 2, expiresAt: storedAt + ttlMs });
       }
       return lookup;
     });
@@ -164,7 +171,7 @@ export class PlatformQuota {
         return this.failed(oaId, `the platform refused the quota lookup: ${answer.code}${answer.message ? ` ${answer.message}` : ''}`);
       }
       const { dailyQuota, remainingQuota } = answer.data;
-      // No tier is 0 (reference §5: 500 and up); a 0 or missing figure is an answer we cannot use.
+      // No tier is 0 (docs/zns-platform.md: 500 and up); a 0 or missing figure is an answer we cannot use.
       if (dailyQuota <= 0) return this.failed(oaId, 'the platform answered the quota lookup without a daily quota');
       const usedAtPlatform = Math.max(0, dailyQuota - remainingQuota);
       const oursAtPlatform = ours.reserved - ours.outstanding;

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decryptSecret, encryptSecret } from '../lib/crypto.ts';
 import { describePlatformError } from '../platform/error-catalogue.ts';
-import { PlatformUnavailableError, type TokenPair, type ZnsResult } from '../platform/zns-client.ts';
+import { headerValueProblem } from '../platform/header-value.ts';
+import { InvalidPlatformRequestError, PlatformUnavailableError, type TokenPair, type ZnsResult } from '../platform/zns-client.ts';
 import {
   claimTokenRefreshLease,
   markReloginRequired,
@@ -85,6 +86,14 @@ export class AccessTokens {
     this.waitStepMs = Math.max(1, options.waitStepMs ?? DEFAULT_WAIT_STEP_MS);
   }
 
+  /**
+   * The longest accessTokenFor waits on another process's refresh before it gives up for now (its
+   * own refresh adds one platform call, bounded by the platform deadline).
+   */
+  get longestWaitMs(): number {
+    return this.leaseMs + Math.min(WAIT_SLACK_MS, this.leaseMs);
+  }
+
   /** A usable access token of the OA. Throws ReloginRequiredError or PlatformUnavailableError. */
   async accessTokenFor(oaId: string): Promise<string> {
     const cached = this.cache.get(oaId);
@@ -123,6 +132,8 @@ export class AccessTokens {
     if (row.encrypted_access_token === null || !this.isFresh(row.access_token_expires_at)) return null;
     const token = decryptSecret(row.encrypted_access_token, this.masterKey());
     if (this.rejected.get(row.oa_id) === token) return null;
+    // A token that cannot travel as a header is no token: refresh instead of failing every call.
+    if (headerValueProblem(token) !== null) return null;
     return { token, expiresAt: row.access_token_expires_at, refreshAt: row.access_token_expires_at - this.refreshMarginMs };
   }
 
@@ -145,7 +156,7 @@ export class AccessTokens {
    * bounded by about one lease: a holder that crashed loses its lease by then and we claim it.
    */
   private async obtain(oaId: string): Promise<string> {
-    const waitBoundMs = this.leaseMs + Math.min(WAIT_SLACK_MS, this.leaseMs);
+    const waitBoundMs = this.longestWaitMs;
     const maxTurns = Math.ceil(waitBoundMs / this.waitStepMs) + 1;
     for (let turn = 0; turn < maxTurns; turn += 1) {
       if (turn > 0) await sleep(this.waitStepMs);
@@ -188,6 +199,7 @@ export class AccessTokens {
         refreshToken: decryptSecret(row.encrypted_refresh_token, key),
       });
     } catch (error) {
+      if (error instanceof InvalidPlatformRequestError) return this.unusableCredentials(row, leaseUntil, error);
       await this.releaseQuietly(oaId, leaseUntil);
       throw error;
     }
@@ -219,6 +231,24 @@ export class AccessTokens {
     throw new ReloginRequiredError(oaId, problem);
   }
 
+  /**
+   * The row's app secret cannot be sent to the platform at all (stored before the operator verbs
+   * checked it): no refresh can ever work, so the account needs the operator, like a refused
+   * refresh token. Returns null when the row changed meanwhile (the operator connected it again).
+   */
+  private async unusableCredentials(row: TokenState, leaseUntil: number, error: InvalidPlatformRequestError): Promise<null> {
+    const oaId = row.oa_id;
+    const problem = `The stored credentials cannot be sent to the platform (${error.message}); connect the sender account again with the right app secret.`;
+    const marked = await markReloginRequired(this.deps.store.db, oaId, { refusedEncryptedRefreshToken: row.encrypted_refresh_token, problem, now: this.deps.clock() });
+    if (!marked) {
+      await this.releaseQuietly(oaId, leaseUntil);
+      return null;
+    }
+    this.cache.delete(oaId);
+    this.deps.log.error({ oaId, header: error.header }, 'sender account needs the operator: its stored credentials are not valid HTTP header values');
+    throw new ReloginRequiredError(oaId, problem);
+  }
+
   private async storeAndUse(oaId: string, pair: TokenPair, startedAt: number): Promise<string> {
     const key = this.masterKey();
     const tokens = {
@@ -246,6 +276,9 @@ export class AccessTokens {
       throw status === undefined ? this.notConnected(oaId, undefined) : new ReloginRequiredError(oaId, 'the sender account is disconnected');
     }
     this.deps.log.info({ oaId, expiresAt: tokens.accessTokenExpiresAt }, 'sender account access token refreshed');
+    const tokenProblem = headerValueProblem(pair.accessToken);
+    // Stored all the same: the refresh token in the pair is the only valid one now.
+    if (tokenProblem) throw new PlatformUnavailableError(`the platform issued an access token for sender account ${oaId} that cannot be sent back to it: it ${tokenProblem}`);
     // A token that lives less than twice the margin (short lifetimes in test set-ups) is refreshed at
     // half its life rather than on every call.
     const marginMs = Math.min(this.refreshMarginMs, (pair.expiresInSeconds * 1000) / 2);

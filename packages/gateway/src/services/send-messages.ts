@@ -4,7 +4,7 @@ import { formatUtcOrNull, parseDateTime, vietnamDay } from '../lib/vietnam-time.
 import type { AcceptanceOutcome, AcceptanceRequest } from '../store/acceptances.ts';
 import type { MessageRow, SendMode, SenderAccountRow, TemplateRow } from '../store/schema.ts';
 import type { RequestContext } from './context.ts';
-import { ApiError } from './errors.ts';
+import { ApiError, recipientError } from './errors.ts';
 import { IDEMPOTENCY_CONFLICT, runIdempotently, type IdempotencyClaim, type IdempotencyInput, type ServiceResponse } from './idempotency.ts';
 import { dailyQuotaOn } from './platform-quota.ts';
 import { findTemplateDataProblem, parseTemplateParams, type TemplateParam } from './template-data.ts';
@@ -46,7 +46,7 @@ interface SendTarget {
   now: number;
 }
 
-/** send_at per decisions.md: ISO 8601, Vietnam time without an offset, at most 60 days ahead, past = now. */
+/** send_at per docs/api.md: ISO 8601, Vietnam time without an offset, at most 60 days ahead, past = now. */
 function resolveSchedule(sendAt: string | undefined, now: number): Schedule {
   if (sendAt === undefined) return { dueAt: now, scheduledAt: null };
   const at = parseDateTime(sendAt);
@@ -143,7 +143,7 @@ export async function sendMessage(input: { ctx: RequestContext; body: SendInput;
     return accept(ctx, 'send', {
       workspaceId: ctx.caller.workspaceId,
       messages: [message],
-      // A single send counts against the daily quota but is not refused by it (decisions.md).
+      // A single send counts against the daily quota but is not refused by it (docs/api.md).
       quota: { oaId: target.account.oa_id, day, dailyQuota: target.account.daily_quota, enforce: false },
       idempotency: claim,
       respond: () => ({
@@ -186,7 +186,10 @@ async function acceptRecipients(
   // exact for concurrent groups and does not count our own sent messages twice.
   const quota = dailyQuotaOn(await ctx.deps.platformQuota.lookup(target.account.oa_id), target.account.daily_quota, day);
   const allowance = Math.max(0, quota.dailyQuota - quota.usedElsewhere);
-  const quotaError = `daily_quota_exceeded: sender account ${target.account.oa_id} has no daily quota left for ${day} (daily quota ${quota.dailyQuota})`;
+  const quotaError = recipientError(
+    'daily_quota_exceeded',
+    `sender account ${target.account.oa_id} has no daily quota left for ${day} (daily quota ${quota.dailyQuota})`,
+  );
   return accept(ctx, path, {
     workspaceId: ctx.caller.workspaceId,
     messages,
@@ -212,7 +215,7 @@ async function acceptRecipients(
 
 function templateDataError(target: SendTarget, data: Record<string, string>): string | null {
   const problem = findTemplateDataProblem(target.params, data);
-  return problem ? `invalid_template_data: ${problem}` : null;
+  return problem ? recipientError('invalid_template_data', problem) : null;
 }
 
 /** POST /messages/batch: up to 500 recipients of one template; the wallet covers all or none. */
@@ -225,7 +228,7 @@ export async function sendBatch(input: { ctx: RequestContext; body: BatchInput; 
       const phone = normalizePhone(recipient.phone ?? '');
       const templateData = recipient.template_data ?? {};
       const echo = echoOf(phone, recipient.tracking_id);
-      const error = phone === '' ? 'missing_phone: recipient has no phone number' : templateDataError(target, templateData);
+      const error = phone === '' ? recipientError('missing_phone', 'recipient has no phone number') : templateDataError(target, templateData);
       if (error) return { echo, error };
       return { echo, message: buildMessage(ctx, target, { phone, rsaPhone: null, trackingId: recipient.tracking_id, templateData }, mode) };
     });
@@ -238,10 +241,10 @@ const BASE64_PATTERN = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/
 const RSA_CIPHERTEXT_BYTES = new Set([128, 256, 384, 512]);
 
 function rsaPhoneError(rsaPhone: string | undefined): string | null {
-  if (rsaPhone === undefined || rsaPhone === '') return 'rsa_phone_invalid: recipient has no rsa_phone';
-  if (!BASE64_PATTERN.test(rsaPhone)) return 'rsa_phone_invalid: rsa_phone must be standard base64';
+  if (rsaPhone === undefined || rsaPhone === '') return recipientError('rsa_phone_invalid', 'recipient has no rsa_phone');
+  if (!BASE64_PATTERN.test(rsaPhone)) return recipientError('rsa_phone_invalid', 'rsa_phone must be standard base64');
   const bytes = Buffer.byteLength(rsaPhone, 'base64');
-  if (!RSA_CIPHERTEXT_BYTES.has(bytes)) return `rsa_phone_invalid: ${bytes} bytes is not the length of an RSA ciphertext`;
+  if (!RSA_CIPHERTEXT_BYTES.has(bytes)) return recipientError('rsa_phone_invalid', `${bytes} bytes is not the length of an RSA ciphertext`);
   return null;
 }
 

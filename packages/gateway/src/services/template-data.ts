@@ -31,7 +31,7 @@ function indexByName(params: TemplateParam[]): Map<string, TemplateParam> {
 }
 
 /**
- * Checks template_data against the template's params (decisions.md): every required param
+ * Checks template_data against the template's params (docs/api.md): every required param
  * present, every value a string within min_length..max_length, no unknown keys.
  * Returns a human explanation of the first problem, or null when the data fits.
  */

@@ -1,5 +1,5 @@
 /**
- * Template sync (issue 3): the platform's templates of a workspace's sender accounts become ours,
+ * Template sync: the platform's templates of a workspace's sender accounts become ours,
  * with their params, status and price. Runs on a schedule (workers/template-sync.ts), on
  * `tms admin templates sync` and on POST /admin/v1/workspaces/:id/templates/sync; single status
  * changes also arrive as change_template_status events (platform-events.ts).
@@ -65,7 +65,7 @@ export interface TemplateSyncSummary {
 
 export type TemplateSyncTokens = Pick<AccessTokens, 'accessTokenFor' | 'reportRejected'>;
 
-/** The maximum page size of GET /template/all (reference §4). */
+/** The maximum page size of GET /template/all (docs/zns-platform.md). */
 const PAGE_SIZE = 100;
 /** A platform that keeps answering full pages stops being paged here (100 000 templates). */
 const MAX_PAGES = 1000;

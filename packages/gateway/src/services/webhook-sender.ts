@@ -1,10 +1,10 @@
 /**
- * The delivery-report sender (contract section 6, DESIGN.md flow 3): claims due rows of the
+ * The delivery-report sender (docs/api.md, delivery reports; README, Architecture, flow 3): claims due rows of the
  * webhook_deliveries outbox, POSTs each stored body byte for byte, signed with the API key that
  * sent the message, and records the outcome with its attempt-log row. Outcomes of concurrent
  * attempts are written together (group commit), so a busy sender pays one transaction for many.
  *
- * The retry ladder (decisions.md): any non-2xx answer, a timeout or a connection error is retried
+ * The retry ladder (docs/api.md): any non-2xx answer, a timeout or a connection error is retried
  * after each delay of `retryDelaysMs` in turn (1 s, 5 s, 30 s, 2 min, 10 min), each counted from
  * the end of the failed attempt; after the last one the delivery is failed. A redelivery starts the
  * ladder again. Scheduling across receivers (how many at once, which) is the worker loop's job.

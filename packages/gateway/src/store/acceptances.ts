@@ -1,3 +1,22 @@
+/**
+ * Money and quota: charges at acceptance, refunds on cancel and on failure.
+ *
+ * LOCK ORDER. Every transaction that changes wallets (`workspaces` rows), daily quota reservations
+ * (`quota_reservations` rows) or existing message rows takes its row locks in this one order, so
+ * on PostgreSQL no two of them can wait on each other in a cycle (a deadlock aborts one of them;
+ * under load the retries cost most of the throughput and, when they run out, a 500):
+ *
+ *   1. idempotency records of the request's own key (claimIdempotencyKeys), when it has one;
+ *   2. existing message rows (cancel's DELETE, the dispatcher's outcome UPDATEs), all of them
+ *      before anything below;
+ *   3. quota reservation rows, sorted by (oa_id, day), all of them before any wallet, even when
+ *      the transaction only adds to them (single sends lock theirs before charging);
+ *   4. wallets, sorted by workspace id;
+ *   5. then only inserts of new rows (messages, ledger entries, idempotency records).
+ *
+ * A transaction may skip a step but never go back to an earlier one. Top-ups lock only a wallet.
+ * SQLite takes its single write lock at BEGIN IMMEDIATE, so the order costs it nothing.
+ */
 import { sql } from 'kysely';
 import { createSortableId } from '../lib/ids.ts';
 import type { Dialect, Transaction } from './database.ts';
@@ -14,7 +33,7 @@ export interface AcceptanceRequest {
    * The sender account's daily quota for the day the messages go (for batch and RSA, what the
    * service allows us on that day: see services/platform-quota.ts). Every acceptance reserves it;
    * with `enforce` (batch and RSA) only the messages that fit are accepted, without it (single
-   * sends, decisions.md: "not pre-checked") all are, and the platform refuses what is over.
+   * sends, docs/api.md: "not pre-checked") all are, and the platform refuses what is over.
    */
   quota: { oaId: string; day: string; dailyQuota: number; enforce: boolean };
   idempotency: { key: string; requestHash: string; expiresAt: number } | null;
@@ -44,23 +63,33 @@ function priceOf(messages: MessageRow[], count: number): number {
   return total;
 }
 
-async function lockQuotaRows(trx: Transaction, dialect: Dialect, requests: AcceptanceRequest[]): Promise<QuotaLedger> {
-  const remaining: QuotaLedger = new Map();
+/**
+ * Step 3 of the lock order: locks every quota row these requests reserve from (creating the
+ * missing ones), in sorted order, before any wallet is charged, and reads what is left of each.
+ * One upsert does it: ON CONFLICT DO UPDATE locks an existing row as FOR UPDATE would, and
+ * PostgreSQL takes the rows in the order of the VALUES list.
+ */
+async function lockQuotaRows(trx: Transaction, requests: AcceptanceRequest[]): Promise<QuotaLedger> {
   const keys = new Map<string, { oaId: string; day: string; dailyQuota: number }>();
   for (const request of requests) keys.set(quotaId(request.quota.oaId, request.quota.day), request.quota);
-  // Sorted, so concurrent transactions always lock quota rows in the same order.
-  for (const id of [...keys.keys()].sort()) {
-    const quota = keys.get(id)!;
-    await trx.insertInto('quota_reservations').values({ oa_id: quota.oaId, day: quota.day, reserved: 0 }).onConflict((c) => c.doNothing()).execute();
-    let query = trx.selectFrom('quota_reservations').select('reserved').where('oa_id', '=', quota.oaId).where('day', '=', quota.day);
-    if (dialect === 'postgres') query = query.forUpdate();
-    const row = await query.executeTakeFirstOrThrow();
-    remaining.set(id, quota.dailyQuota - row.reserved);
+  const remaining: QuotaLedger = new Map();
+  if (keys.size === 0) return remaining;
+  const sorted = [...keys.keys()].sort().map((id) => keys.get(id)!);
+  const rows = await trx
+    .insertInto('quota_reservations')
+    .values(sorted.map((quota) => ({ oa_id: quota.oaId, day: quota.day, reserved: 0 })))
+    .onConflict((conflict) => conflict.columns(['oa_id', 'day']).doUpdateSet({ reserved: sql`quota_reservations.reserved` }))
+    .returning(['oa_id', 'day', 'reserved'])
+    .execute();
+  const reserved = new Map(rows.map((row) => [quotaId(row.oa_id, row.day), Number(row.reserved)]));
+  for (const quota of sorted) {
+    const id = quotaId(quota.oaId, quota.day);
+    remaining.set(id, quota.dailyQuota - (reserved.get(id) ?? 0));
   }
   return remaining;
 }
 
-/** The single-statement charge of DESIGN.md: balance and account cap checked in the UPDATE itself. */
+/** The single-statement charge (README, Architecture): balance and account cap checked in the UPDATE itself. */
 async function chargeWallet(trx: Transaction, workspaceId: string, amount: number, count: number, now: number): Promise<number | undefined> {
   const row = await trx
     .updateTable('workspaces')
@@ -148,7 +177,9 @@ async function recordQuotaUse(trx: Transaction, charged: Charged[]): Promise<voi
     entry.count += acceptedCount;
     used.set(id, entry);
   }
-  for (const entry of used.values()) {
+  // Rows locked already (lockQuotaRows); sorted all the same.
+  for (const id of [...used.keys()].sort()) {
+    const entry = used.get(id)!;
     await trx
       .insertInto('quota_reservations')
       .values({ oa_id: entry.oaId, day: entry.day, reserved: entry.count })
@@ -158,7 +189,7 @@ async function recordQuotaUse(trx: Transaction, charged: Charged[]): Promise<voi
 }
 
 /**
- * Accepts a group of requests in one transaction (group commit, DESIGN.md): idempotency keys,
+ * Accepts a group of requests in one transaction (group commit, README, Architecture): idempotency keys,
  * daily quota reservations, the wallet charge with the account cap, message rows, ledger rows and
  * idempotency records. A request that does not fit is rejected whole and changes nothing.
  */
@@ -181,8 +212,9 @@ export async function commitAcceptances(
     }
   }
   const open = requests.filter((request) => !outcomes.has(request));
-  // Only enforced quotas (batch, RSA) need the current count under a lock; single sends just add.
-  const remainingQuota = await lockQuotaRows(trx, dialect, open.filter((request) => request.quota.enforce));
+  // Only enforced quotas (batch, RSA) use the count read here, but every quota row is locked now,
+  // before the wallets (the lock order above), single sends' too.
+  const remainingQuota = await lockQuotaRows(trx, open);
 
   const byWorkspace = new Map<string, AcceptanceRequest[]>();
   for (const request of open) byWorkspace.set(request.workspaceId, [...(byWorkspace.get(request.workspaceId) ?? []), request]);
@@ -229,4 +261,72 @@ export async function commitAcceptances(
   await insertRows(trx, dialect, 'wallet_ledger', ledger);
   await insertRows(trx, dialect, 'idempotency_records', records);
   return requests.map((request) => outcomes.get(request)!);
+}
+
+/** What a refund needs of a message. */
+export type RefundableMessage = Pick<MessageRow, 'id' | 'workspace_id' | 'price' | 'oa_id' | 'quota_day'>;
+
+/** Ledger rows per INSERT: 9 values each keeps a statement far under SQLite's 32,766. */
+const LEDGER_ROWS_PER_STATEMENT = 500;
+
+/**
+ * Hands back what messages took at acceptance: their price, their place under the account cap and
+ * their daily quota reservations, with one refund entry per message in the ledger. The caller has
+ * already deleted or updated the message rows (step 2 of the lock order); this takes steps 3 and 4:
+ * the quota rows, sorted, then the wallets, sorted, one UPDATE each however many messages it holds.
+ */
+export async function refundMessages(trx: Transaction, messages: RefundableMessage[], now: number): Promise<void> {
+  if (messages.length === 0) return;
+  const quotas = new Map<string, { oaId: string; day: string; count: number }>();
+  const wallets = new Map<string, { amount: number; messages: RefundableMessage[] }>();
+  for (const message of messages) {
+    if (message.quota_day !== null) {
+      const id = quotaId(message.oa_id, message.quota_day);
+      const quota = quotas.get(id) ?? { oaId: message.oa_id, day: message.quota_day, count: 0 };
+      quota.count += 1;
+      quotas.set(id, quota);
+    }
+    const wallet = wallets.get(message.workspace_id) ?? { amount: 0, messages: [] };
+    wallet.amount += message.price;
+    wallet.messages.push(message);
+    wallets.set(message.workspace_id, wallet);
+  }
+  for (const id of [...quotas.keys()].sort()) {
+    const quota = quotas.get(id)!;
+    await trx
+      .updateTable('quota_reservations')
+      .set((eb) => ({ reserved: eb('reserved', '-', quota.count) }))
+      .where('oa_id', '=', quota.oaId)
+      .where('day', '=', quota.day)
+      .execute();
+  }
+  const entries: LedgerRow[] = [];
+  for (const workspaceId of [...wallets.keys()].sort()) {
+    const wallet = wallets.get(workspaceId)!;
+    const updated = await trx
+      .updateTable('workspaces')
+      .set((eb) => ({ balance: eb('balance', '+', wallet.amount), messages_accepted: eb('messages_accepted', '-', wallet.messages.length), updated_at: now }))
+      .where('id', '=', workspaceId)
+      .returning('balance')
+      .executeTakeFirstOrThrow();
+    // One entry per message, each with the balance as if refunded one after the other.
+    let balanceAfter = updated.balance - wallet.amount;
+    for (const message of wallet.messages) {
+      balanceAfter += message.price;
+      entries.push({
+        id: createSortableId('led', now),
+        workspace_id: workspaceId,
+        kind: 'refund',
+        amount: message.price,
+        balance_after: balanceAfter,
+        message_count: 1,
+        reference: message.id,
+        note: null,
+        created_at: now,
+      });
+    }
+  }
+  for (let start = 0; start < entries.length; start += LEDGER_ROWS_PER_STATEMENT) {
+    await trx.insertInto('wallet_ledger').values(entries.slice(start, start + LEDGER_ROWS_PER_STATEMENT)).execute();
+  }
 }

@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
-import { sql } from 'kysely';
-import { createSortableId } from '../lib/ids.ts';
+import { refundMessages } from './acceptances.ts';
 import type { Transaction } from './database.ts';
 import type { Database, MessageRow, MessageStatus } from './schema.ts';
 
@@ -44,46 +43,9 @@ export async function listMessages(
 export type CancelOutcome = { kind: 'cancelled' } | { kind: 'not_found' } | { kind: 'not_queued'; status: MessageStatus };
 
 /**
- * Hands back what a message took at acceptance: its price, its place under the account cap and
- * its daily quota reservation, with a ledger entry. Quota before wallet: the lock order of
- * commitAcceptances, so the two never deadlock.
+ * Deletes a queued message and refunds it; the status check and the delete are one statement.
+ * The message row is locked before its quota row and wallet: the lock order of acceptances.ts.
  */
-export async function refundMessage(
-  trx: Transaction,
-  message: Pick<MessageRow, 'id' | 'workspace_id' | 'price' | 'oa_id' | 'quota_day'>,
-  now: number,
-): Promise<void> {
-  if (message.quota_day !== null) {
-    await trx
-      .updateTable('quota_reservations')
-      .set({ reserved: sql`reserved - 1` })
-      .where('oa_id', '=', message.oa_id)
-      .where('day', '=', message.quota_day)
-      .execute();
-  }
-  const wallet = await trx
-    .updateTable('workspaces')
-    .set((eb) => ({ balance: eb('balance', '+', message.price), messages_accepted: eb('messages_accepted', '-', 1), updated_at: now }))
-    .where('id', '=', message.workspace_id)
-    .returning('balance')
-    .executeTakeFirstOrThrow();
-  await trx
-    .insertInto('wallet_ledger')
-    .values({
-      id: createSortableId('led', now),
-      workspace_id: message.workspace_id,
-      kind: 'refund',
-      amount: message.price,
-      balance_after: wallet.balance,
-      message_count: 1,
-      reference: message.id,
-      note: null,
-      created_at: now,
-    })
-    .execute();
-}
-
-/** Deletes a queued message and refunds it; the status check and the delete are one statement. */
 export async function cancelQueuedMessage(trx: Transaction, workspaceId: string, id: string, now: number): Promise<CancelOutcome> {
   const deleted = await trx
     .deleteFrom('messages')
@@ -96,7 +58,7 @@ export async function cancelQueuedMessage(trx: Transaction, workspaceId: string,
     const existing = await trx.selectFrom('messages').select('status').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
     return existing ? { kind: 'not_queued', status: existing.status } : { kind: 'not_found' };
   }
-  await refundMessage(trx, deleted, now);
+  await refundMessages(trx, [deleted], now);
   return { kind: 'cancelled' };
 }
 

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database, SenderAccountRow } from './schema.ts';
 
 /**
- * The OAuth token state of a sender account (issue 3): what the access-token manager reads, the
+ * The OAuth token state of a sender account: what the access-token manager reads, the
  * refresh lease that lets one process at a time spend the OA's single-use refresh token, and the
  * one-statement writes that keep the row valid whatever happens between them.
  * Every statement is a single portable UPDATE … RETURNING (SQLite ≥ 3.35 and PostgreSQL).

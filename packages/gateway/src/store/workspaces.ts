@@ -43,19 +43,32 @@ export async function updateWorkspace(
   return db.updateTable('workspaces').set({ ...changes, updated_at: now }).where('id', '=', id).returningAll().executeTakeFirst();
 }
 
-/** Adds money to a wallet with its ledger entry, in one transaction. */
+export type TopUpOutcome =
+  | { kind: 'topped_up'; entry: LedgerRow }
+  | { kind: 'workspace_not_found' }
+  | { kind: 'balance_limit'; balance: number };
+
+/**
+ * Adds money to a wallet with its ledger entry, in one transaction. The balance may not exceed
+ * `maxBalance`: the bound is part of the UPDATE itself, so concurrent top-ups cannot cross it
+ * between a read and a write.
+ */
 export async function topUpWallet(
   store: Store,
-  input: { workspaceId: string; amount: number; note: string | null; now: number },
-): Promise<LedgerRow | undefined> {
-  return runInTransaction(store, async (trx) => {
+  input: { workspaceId: string; amount: number; maxBalance: number; note: string | null; now: number },
+): Promise<TopUpOutcome> {
+  return runInTransaction(store, async (trx): Promise<TopUpOutcome> => {
     const updated = await trx
       .updateTable('workspaces')
       .set((eb) => ({ balance: eb('balance', '+', input.amount), updated_at: input.now }))
       .where('id', '=', input.workspaceId)
+      .where('balance', '<=', input.maxBalance - input.amount)
       .returning('balance')
       .executeTakeFirst();
-    if (!updated) return undefined;
+    if (!updated) {
+      const workspace = await trx.selectFrom('workspaces').select('balance').where('id', '=', input.workspaceId).executeTakeFirst();
+      return workspace ? { kind: 'balance_limit', balance: workspace.balance } : { kind: 'workspace_not_found' };
+    }
     const entry: LedgerRow = {
       id: createSortableId('led', input.now),
       workspace_id: input.workspaceId,
@@ -68,7 +81,7 @@ export async function topUpWallet(
       created_at: input.now,
     };
     await trx.insertInto('wallet_ledger').values(entry).execute();
-    return entry;
+    return { kind: 'topped_up', entry };
   });
 }
 

@@ -9,6 +9,7 @@
  * in flight finish for a grace period, then cuts them short and gives those back too (uncounted).
  */
 import type { Logger } from 'pino';
+import type { LoopHealth, LoopHeartbeat } from '../services/loop-health.ts';
 import type { DeliveryOutcome, WebhookJob, WebhookSender } from '../services/webhook-sender.ts';
 
 export interface WebhookSenderLoopSettings {
@@ -22,6 +23,8 @@ export interface WebhookSenderLoopSettings {
   idlePollMs: number;
   /** How long stop() lets attempts in flight finish before cutting them short. */
   stopGraceMs: number;
+  /** Stall bounds for readiness (services/loop-health.ts): claims, and deliveries held. */
+  stallBounds?: { claimsMs: number; deliveriesMs: number };
 }
 
 /** One receiver's deliveries in this process. */
@@ -56,14 +59,28 @@ export class WebhookSenderLoop {
   /** A wake-up that came while the claimer was busy claiming: its next pause ends at once. */
   private wakeMissed = false;
   private waitingForRoom = false;
+  /** When held deliveries last moved (one recorded or given back), or when there were none. */
+  private lastProgressAt: number;
+  private readonly heartbeats: LoopHeartbeat[] = [];
+  private claimsBeat: LoopHeartbeat | null = null;
 
   constructor(
     private readonly sender: WebhookSender,
     private readonly settings: WebhookSenderLoopSettings,
     private readonly log: Logger,
-  ) {}
+    private readonly health: LoopHealth | null = null,
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.lastProgressAt = clock();
+  }
 
   start(): void {
+    const bounds = this.settings.stallBounds;
+    if (this.health && bounds) {
+      this.claimsBeat = this.health.register('webhook_claims', bounds.claimsMs);
+      const deliveriesBeat = this.health.register('webhook_deliveries', bounds.deliveriesMs, (now) => (this.held > 0 ? now - this.lastProgressAt : 0));
+      this.heartbeats.push(this.claimsBeat, deliveriesBeat);
+    }
     this.claimer = this.run();
   }
 
@@ -94,12 +111,14 @@ export class WebhookSenderLoop {
         this.waitingForRoom = true;
         await this.pause(this.settings.idlePollMs);
         this.waitingForRoom = false;
+        this.claimsBeat?.beat();
         continue;
       }
       const limit = Math.min(room, this.settings.batchSize);
       let jobs: WebhookJob[] = [];
       try {
         jobs = await this.sender.claim(limit, this.busyUrls());
+        this.claimsBeat?.beat();
       } catch (error) {
         this.log.error({ err: error }, 'claiming webhook deliveries failed');
       }
@@ -120,6 +139,7 @@ export class WebhookSenderLoop {
       lane = { waiting: [], active: 0, held: 0, urls: new Map(), skipped: false };
       this.lanes.set(key, lane);
     }
+    if (this.held === 0) this.lastProgressAt = this.clock();
     lane.held += 1;
     lane.urls.set(job.delivery.url, (lane.urls.get(job.delivery.url) ?? 0) + 1);
     this.held += 1;
@@ -159,6 +179,7 @@ export class WebhookSenderLoop {
 
   /** Jobs left the lane (recorded or released): free their room and wake the claimer if it waits for it. */
   private settle(key: string, lane: Lane, jobs: WebhookJob[]): void {
+    if (jobs.length > 0) this.lastProgressAt = this.clock();
     for (const job of jobs) {
       lane.held -= 1;
       this.held -= 1;
@@ -211,5 +232,6 @@ export class WebhookSenderLoop {
     await Promise.all([...this.attempts]);
     clearTimeout(grace);
     await this.sender.close();
+    for (const heartbeat of this.heartbeats) heartbeat.stop();
   }
 }

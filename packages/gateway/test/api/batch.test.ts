@@ -1,4 +1,5 @@
-/** POST /api/v1/messages/batch: section 4.2 and decisions.md (batch, daily quota, money). */
+/** POST /api/v1/messages/batch: docs/api.md (batch, daily quota, money). */
+import type { ErrorType } from '../../src/services/errors.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_KINDS, VALID_DATA, seedWorkspace, startTestGateway, type SeededWorkspace, type TestGateway } from '../harness.ts';
 import { DAY_MS, ISO_UTC_MS, expectError, expectStatus, listAll, nextVietnamMidnightText, putSenderAccount, putTemplate, unique, walletOf, workspaceOf } from './helpers.ts';
@@ -118,26 +119,26 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/batch (%s)', (kind) => {
       ws = await seedWorkspace(gateway);
     });
 
-    const cases: [string, Record<string, unknown>, RegExp][] = [
-      ['0 recipients', { recipients: [] }, /recipients/],
-      ['501 recipients', { recipients: recipients(501) }, /recipients/],
-      ['recipients missing', {}, /recipients/],
-      ['recipients not an array', { recipients: { phone: '0912345678' } }, /recipients/],
-      ['template_id missing', { template_id: undefined, recipients: recipients(1) }, /template_id/],
-      ['an invalid tracking_id on the last recipient', { recipients: [...recipients(3), { phone: '0912345678', template_data: VALID_DATA, tracking_id: 'bad id' }] }, /tracking_id/],
-      ['a tracking_id of 49 characters', { recipients: [{ phone: '0912345678', template_data: VALID_DATA, tracking_id: 'x'.repeat(49) }, ...recipients(2)] }, /tracking_id/],
-      ['an unknown recipient field', { recipients: [{ phone: '0912345678', template_data: VALID_DATA, name: 'A' }] }, /name/],
-      ['an unknown top-level field', { recipients: recipients(1), priority: 1 }, /priority/],
-      ['a non-string template_data value', { recipients: [...recipients(1), { phone: '0912345678', template_data: { name: 'A', code: 1 } }] }, /template_data/],
-      ['a phone that is a number', { recipients: [{ phone: 912345678, template_data: VALID_DATA }] }, /phone/],
-      ['an invalid mode', { recipients: recipients(1), mode: 'rsa' }, /mode/],
-      ['send_at more than 60 days ahead', { recipients: recipients(1), send_at: new Date(Date.now() + 61 * DAY_MS).toISOString() }, /60 days/],
-      ['send_at that is not a date', { recipients: recipients(1), send_at: 'next week' }, /send_at/],
+    const cases: [string, Record<string, unknown>, ErrorType][] = [
+      ['0 recipients', { recipients: [] }, 'invalid_request'],
+      ['501 recipients', { recipients: recipients(501) }, 'invalid_request'],
+      ['recipients missing', {}, 'invalid_request'],
+      ['recipients not an array', { recipients: { phone: '0912345678' } }, 'invalid_request'],
+      ['template_id missing', { template_id: undefined, recipients: recipients(1) }, 'invalid_request'],
+      ['an invalid tracking_id on the last recipient', { recipients: [...recipients(3), { phone: '0912345678', template_data: VALID_DATA, tracking_id: 'bad id' }] }, 'invalid_tracking_id'],
+      ['a tracking_id of 49 characters', { recipients: [{ phone: '0912345678', template_data: VALID_DATA, tracking_id: 'x'.repeat(49) }, ...recipients(2)] }, 'invalid_tracking_id'],
+      ['an unknown recipient field', { recipients: [{ phone: '0912345678', template_data: VALID_DATA, name: 'A' }] }, 'invalid_request'],
+      ['an unknown top-level field', { recipients: recipients(1), priority: 1 }, 'invalid_request'],
+      ['a non-string template_data value', { recipients: [...recipients(1), { phone: '0912345678', template_data: { name: 'A', code: 1 } }] }, 'invalid_request'],
+      ['a phone that is a number', { recipients: [{ phone: 912345678, template_data: VALID_DATA }] }, 'invalid_request'],
+      ['an invalid mode', { recipients: recipients(1), mode: 'rsa' }, 'invalid_request'],
+      ['send_at more than 60 days ahead', { recipients: recipients(1), send_at: new Date(Date.now() + 61 * DAY_MS).toISOString() }, 'invalid_send_at'],
+      ['send_at that is not a date', { recipients: recipients(1), send_at: 'next week' }, 'invalid_send_at'],
     ];
 
-    it.each(cases)('%s', async (_label, body, message) => {
+    it.each(cases)('%s is %s', async (_label, body, type) => {
       const before = await walletOf(gateway, ws.workspaceId);
-      expectError(await batch(ws, body), 400, message);
+      expectError(await batch(ws, body), type);
       expect(await listAll(gateway, ws)).toEqual([]);
       expect((await walletOf(gateway, ws.workspaceId)).ledger).toEqual(before.ledger);
       expect((await quotaOf(ws)).used).toBe(0);
@@ -146,7 +147,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/batch (%s)', (kind) => {
 
   it('is 404 for an unknown template', async () => {
     const ws = await seedWorkspace(gateway);
-    expectError(await batch(ws, { template_id: 'nope', recipients: recipients(2) }), 404, /nope/);
+    expectError(await batch(ws, { template_id: 'nope', recipients: recipients(2) }), 'template_not_found');
     expect(await listAll(gateway, ws)).toEqual([]);
   });
 
@@ -154,13 +155,13 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/batch (%s)', (kind) => {
     const ws = await seedWorkspace(gateway);
     const templateId = unique('tplpending');
     await putTemplate(gateway, ws.workspaceId, templateId, { oa_id: ws.oaId, status: 'PENDING_REVIEW' });
-    expectError(await batch(ws, { template_id: templateId, recipients: [{ phone: '0912345678', template_data: { name: 'A' } }] }), 400, /PENDING_REVIEW/);
+    expectError(await batch(ws, { template_id: templateId, recipients: [{ phone: '0912345678', template_data: { name: 'A' } }] }), 'template_not_enabled', /PENDING_REVIEW/);
     expect(await listAll(gateway, ws)).toEqual([]);
   });
 
   it('is 402 when the wallet cannot pay for the whole batch, and queues nothing', async () => {
     const ws = await seedWorkspace(gateway, { balance: 1_000, price: 300 });
-    expectError(await batch(ws, { recipients: recipients(4) }), 402, /wallet|balance/i);
+    expectError(await batch(ws, { recipients: recipients(4) }), 'insufficient_balance');
     expect(await listAll(gateway, ws)).toEqual([]);
     const wallet = await walletOf(gateway, ws.workspaceId);
     expect(wallet.balance).toBe(1_000);
@@ -175,7 +176,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/batch (%s)', (kind) => {
 
   it('is 402 naming the cap when the batch does not fit under the account cap, and queues nothing', async () => {
     const ws = await seedWorkspace(gateway, { messageCap: 2 });
-    expectError(await batch(ws, { recipients: recipients(3) }), 402, /cap/i);
+    expectError(await batch(ws, { recipients: recipients(3) }), 'account_cap_reached');
     expect(await listAll(gateway, ws)).toEqual([]);
     expect((await walletOf(gateway, ws.workspaceId)).balance).toBe(1_000_000);
     expectStatus(await batch(ws, { recipients: recipients(2) }), 202);

@@ -1,4 +1,4 @@
-/** POST /api/v1/messages/{id}/cancel: section 4.8 and decisions.md (States, Money and caps). */
+/** POST /api/v1/messages/{id}/cancel: docs/api.md (States, Money and caps). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_KINDS, VALID_DATA, seedWorkspace, startTestGateway, type SeededWorkspace, type TestGateway } from '../harness.ts';
 import { DAY_MS, expectError, expectStatus, listAll, queueOne, rsaCiphertext, setMessageStatus, walletOf, workspaceOf } from './helpers.ts';
@@ -26,7 +26,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/:id/cancel (%s)', (kind) => {
     expectStatus(response, 200);
     expect(response.body).toEqual({ cancelled: true, msg_id: msgId });
 
-    expectError(await get(ws, msgId), 404);
+    expectError(await get(ws, msgId), 'message_not_found');
     expect((await listAll(gateway, ws)).map((message) => message.msg_id)).toEqual([keep]);
     const wallet = await walletOf(gateway, ws.workspaceId);
     expect(wallet.balance).toBe(9_700);
@@ -35,7 +35,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/:id/cancel (%s)', (kind) => {
     // A refunded message no longer counts against the account cap.
     expect((await workspaceOf(gateway, ws.workspaceId)).messages_used).toBe(1);
 
-    expectError(await cancel(ws, msgId), 404);
+    expectError(await cancel(ws, msgId), 'message_not_found');
     expect((await walletOf(gateway, ws.workspaceId)).balance).toBe(9_700);
     expect((await get(ws, keep)).body.status).toBe('queued');
   });
@@ -44,7 +44,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/:id/cancel (%s)', (kind) => {
     const ws = await seedWorkspace(gateway);
     const msgId = await queueOne(gateway, ws, { send_at: new Date(Date.now() + 5 * DAY_MS).toISOString() });
     expectStatus(await cancel(ws, msgId), 200);
-    expectError(await get(ws, msgId), 404);
+    expectError(await get(ws, msgId), 'message_not_found');
     expect((await walletOf(gateway, ws.workspaceId)).balance).toBe(1_000_000);
   });
 
@@ -84,7 +84,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/:id/cancel (%s)', (kind) => {
     const ws = await seedWorkspace(gateway, { balance: 1_000, price: 300 });
     const msgId = await queueOne(gateway, ws);
     await setMessageStatus(gateway, msgId, status);
-    expectError(await cancel(ws, msgId), 409, new RegExp(status));
+    expectError(await cancel(ws, msgId), 'message_not_queued', new RegExp(status));
     const record = await get(ws, msgId);
     expectStatus(record, 200);
     expect(record.body.status).toBe(status);
@@ -95,7 +95,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/:id/cancel (%s)', (kind) => {
 
   it('is 404 for an unknown id', async () => {
     const ws = await seedWorkspace(gateway);
-    expectError(await cancel(ws, 'msg_DOESNOTEXIST'), 404, /not found/);
+    expectError(await cancel(ws, 'msg_DOESNOTEXIST'), 'message_not_found');
   });
 
   it.each(['application/json', 'text/plain;charset=UTF-8', 'application/octet-stream'])('ignores an empty body sent as %s on the bodiless POST', async (contentType) => {

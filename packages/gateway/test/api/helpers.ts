@@ -5,18 +5,24 @@
  */
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
+import { ERROR_CATALOGUE, type ErrorType } from '../../src/services/errors.ts';
 import { VALID_DATA, type SeededWorkspace, type TestGateway, type TestResponse } from '../harness.ts';
 
 export const VIETNAM_OFFSET_MS = 7 * 60 * 60 * 1000;
 export const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** ISO 8601 UTC with milliseconds, the response format of decisions.md. */
+/** ISO 8601 UTC with milliseconds, the response format of docs/api.md. */
 export const ISO_UTC_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-/** The error body of section 2.7, with a request id on the response. */
-export function expectError(response: TestResponse, status: number, message?: RegExp): void {
+/**
+ * The error body of docs/api.md with this catalogued type: the type's status as the HTTP status and
+ * as `code`, a non-empty message, a request id on the response. Tests branch on the type like
+ * callers do; `message` is checked only where its wording is itself the behaviour.
+ */
+export function expectError(response: TestResponse, type: ErrorType, message?: RegExp): void {
+  const status = ERROR_CATALOGUE[type].status;
   expect(response.status, response.text).toBe(status);
-  expect(response.body).toEqual({ error: { code: status, type: expect.any(String), message: expect.any(String) } });
+  expect(response.body, response.text).toEqual({ error: { code: status, type, message: expect.any(String) } });
   expect(response.body.error.message.trim()).not.toBe('');
   if (message) expect(response.body.error.message).toMatch(message);
   expect(response.headers.get('x-request-id')).toMatch(/\S/);

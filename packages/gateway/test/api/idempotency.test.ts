@@ -1,4 +1,4 @@
-/** Idempotency-Key on every POST of /api/v1: decisions.md (Errors and limits). */
+/** Idempotency-Key on every POST of /api/v1: docs/api.md (Errors and limits). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_KINDS, VALID_DATA, seedWorkspace, startTestGateway, type SeededWorkspace, type TestGateway } from '../harness.ts';
 import { expectError, expectStatus, listAll, queueOne, rsaCiphertext, walletOf } from './helpers.ts';
@@ -36,8 +36,8 @@ describe.each(STORE_KINDS)('Idempotency-Key (%s)', (kind) => {
     it('is 422 for the same key with a different body, and creates nothing', async () => {
       const ws = await seedWorkspace(gateway);
       expectStatus(await post(ws, '/api/v1/messages/send', sendBody(ws), 'key-A'), 202);
-      expectError(await post(ws, '/api/v1/messages/send', sendBody(ws, { phone: '0987654321' }), 'key-A'), 422, /Idempotency-Key/i);
-      expectError(await post(ws, '/api/v1/messages/send', sendBody(ws, { tracking_id: 'other' }), 'key-A'), 422);
+      expectError(await post(ws, '/api/v1/messages/send', sendBody(ws, { phone: '0987654321' }), 'key-A'), 'idempotency_key_reused');
+      expectError(await post(ws, '/api/v1/messages/send', sendBody(ws, { tracking_id: 'other' }), 'key-A'), 'idempotency_key_reused');
       expect(await listAll(gateway, ws)).toHaveLength(1);
       expect(await charges(ws)).toHaveLength(1);
     });
@@ -45,7 +45,7 @@ describe.each(STORE_KINDS)('Idempotency-Key (%s)', (kind) => {
     it('is 422 for the same key on another endpoint', async () => {
       const ws = await seedWorkspace(gateway);
       expectStatus(await post(ws, '/api/v1/messages/send', sendBody(ws), 'shared-key'), 202);
-      expectError(await post(ws, '/api/v1/messages/batch', { template_id: ws.templateId, recipients: [{ phone: '0912345678', template_data: VALID_DATA }] }, 'shared-key'), 422);
+      expectError(await post(ws, '/api/v1/messages/batch', { template_id: ws.templateId, recipients: [{ phone: '0912345678', template_data: VALID_DATA }] }, 'shared-key'), 'idempotency_key_reused');
       expect(await listAll(gateway, ws)).toHaveLength(1);
     });
 
@@ -61,8 +61,8 @@ describe.each(STORE_KINDS)('Idempotency-Key (%s)', (kind) => {
     it('accepts a key of 255 characters and refuses 256 with 400, creating nothing', async () => {
       const ws = await seedWorkspace(gateway);
       expectStatus(await post(ws, '/api/v1/messages/send', sendBody(ws), 'k'.repeat(255)), 202);
-      expectError(await post(ws, '/api/v1/messages/send', sendBody(ws), 'k'.repeat(256)), 400, /Idempotency-Key/i);
-      expectError(await post(ws, '/api/v1/messages/send', sendBody(ws), ''), 400, /Idempotency-Key/i);
+      expectError(await post(ws, '/api/v1/messages/send', sendBody(ws), 'k'.repeat(256)), 'invalid_idempotency_key');
+      expectError(await post(ws, '/api/v1/messages/send', sendBody(ws), ''), 'invalid_idempotency_key');
       expect(await listAll(gateway, ws)).toHaveLength(1);
     });
 
@@ -85,7 +85,7 @@ describe.each(STORE_KINDS)('Idempotency-Key (%s)', (kind) => {
 
     it('does not keep a refused request: a retry after the wallet is topped up succeeds', async () => {
       const ws = await seedWorkspace(gateway, { balance: 100, price: 300 });
-      expectError(await post(ws, '/api/v1/messages/send', sendBody(ws), 'retry-me'), 402);
+      expectError(await post(ws, '/api/v1/messages/send', sendBody(ws), 'retry-me'), 'insufficient_balance');
       await gateway.admin('POST', `/workspaces/${ws.workspaceId}/wallet/top-ups`, { amount: 1_000 });
       const retried = await post(ws, '/api/v1/messages/send', sendBody(ws), 'retry-me');
       expectStatus(retried, 202);
@@ -97,7 +97,7 @@ describe.each(STORE_KINDS)('Idempotency-Key (%s)', (kind) => {
       const ws = await seedWorkspace(gateway);
       const responses = await Promise.all(Array.from({ length: 5 }, () => post(ws, '/api/v1/messages/send', sendBody(ws), 'burst-key')));
       const accepted = responses.filter((response) => response.status === 202);
-      // Duplicates still in flight may be told 409 (decisions.md); none may create a second message.
+      // Duplicates still in flight may be told 409 (docs/api.md); none may create a second message.
       for (const response of responses) expect([202, 409]).toContain(response.status);
       expect(new Set(accepted.map((response) => response.body.msg_id)).size).toBe(1);
       expect(await listAll(gateway, ws)).toHaveLength(1);
@@ -121,7 +121,7 @@ describe.each(STORE_KINDS)('Idempotency-Key (%s)', (kind) => {
       expect((await walletOf(gateway, ws.workspaceId)).balance).toBe(10_000 - 600);
       const quota = await gateway.request('GET', '/api/v1/quota', { key: ws.apiKey });
       expect(quota.body.quotas[0].used).toBe(2);
-      expectError(await post(ws, '/api/v1/messages/batch', { ...body, recipients: body.recipients.slice(0, 1) }, 'batch-1'), 422);
+      expectError(await post(ws, '/api/v1/messages/batch', { ...body, recipients: body.recipients.slice(0, 1) }, 'batch-1'), 'idempotency_key_reused');
     });
 
     it('replays an RSA request', async () => {
@@ -151,7 +151,7 @@ describe.each(STORE_KINDS)('Idempotency-Key (%s)', (kind) => {
       expect(wallet.balance).toBe(1_000);
       expect(wallet.ledger.filter((entry) => entry.kind === 'refund')).toHaveLength(1);
       // Without the key, the message is gone.
-      expectError(await post(ws, `/api/v1/messages/${msgId}/cancel`, undefined), 404);
+      expectError(await post(ws, `/api/v1/messages/${msgId}/cancel`, undefined), 'message_not_found');
     });
 
     it('is 422 when the key is reused to cancel another message', async () => {
@@ -159,7 +159,7 @@ describe.each(STORE_KINDS)('Idempotency-Key (%s)', (kind) => {
       const a = await queueOne(gateway, ws);
       const b = await queueOne(gateway, ws);
       expectStatus(await post(ws, `/api/v1/messages/${a}/cancel`, undefined, 'cancel-2'), 200);
-      expectError(await post(ws, `/api/v1/messages/${b}/cancel`, undefined, 'cancel-2'), 422);
+      expectError(await post(ws, `/api/v1/messages/${b}/cancel`, undefined, 'cancel-2'), 'idempotency_key_reused');
       const record = await gateway.request('GET', `/api/v1/messages/${b}`, { key: ws.apiKey });
       expect(record.body.status).toBe('queued');
     });
@@ -167,7 +167,7 @@ describe.each(STORE_KINDS)('Idempotency-Key (%s)', (kind) => {
     it('is 400 for a key over 255 characters on cancel too', async () => {
       const ws = await seedWorkspace(gateway);
       const msgId = await queueOne(gateway, ws);
-      expectError(await post(ws, `/api/v1/messages/${msgId}/cancel`, undefined, 'c'.repeat(256)), 400, /Idempotency-Key/i);
+      expectError(await post(ws, `/api/v1/messages/${msgId}/cancel`, undefined, 'c'.repeat(256)), 'invalid_idempotency_key');
       expect((await gateway.request('GET', `/api/v1/messages/${msgId}`, { key: ws.apiKey })).body.status).toBe('queued');
     });
   });

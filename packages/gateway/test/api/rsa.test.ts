@@ -1,4 +1,5 @@
-/** POST /api/v1/messages/rsa: section 4.3 and decisions.md (RSA). */
+/** POST /api/v1/messages/rsa: docs/api.md (RSA). */
+import type { ErrorType } from '../../src/services/errors.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_KINDS, VALID_DATA, seedWorkspace, startTestGateway, type SeededWorkspace, type TestGateway } from '../harness.ts';
 import { DAY_MS, expectError, expectStatus, listAll, rsaCiphertext, walletOf } from './helpers.ts';
@@ -98,7 +99,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/rsa (%s)', (kind) => {
 
   it('is 402 when the wallet cannot pay for all, and queues nothing', async () => {
     const ws = await seedWorkspace(gateway, { balance: 500, price: 300 });
-    expectError(await rsa(ws, { recipients: [1, 2].map(() => ({ rsa_phone: rsaCiphertext(), template_data: VALID_DATA })) }), 402, /wallet|balance/i);
+    expectError(await rsa(ws, { recipients: [1, 2].map(() => ({ rsa_phone: rsaCiphertext(), template_data: VALID_DATA })) }), 'insufficient_balance');
     expect(await listAll(gateway, ws)).toEqual([]);
     expect((await walletOf(gateway, ws.workspaceId)).balance).toBe(500);
   });
@@ -109,17 +110,17 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/rsa (%s)', (kind) => {
       ws = await seedWorkspace(gateway);
     });
     const one = () => ({ rsa_phone: rsaCiphertext(), template_data: VALID_DATA });
-    const cases: [string, () => Record<string, unknown>, RegExp][] = [
-      ['0 recipients', () => ({ recipients: [] }), /recipients/],
-      ['501 recipients', () => ({ recipients: Array.from({ length: 501 }, one) }), /recipients/],
-      ['an invalid tracking_id', () => ({ recipients: [one(), { ...one(), tracking_id: 'no spaces please' }] }), /tracking_id/],
-      ['a phone field (RSA takes rsa_phone only)', () => ({ recipients: [{ ...one(), phone: '0912345678' }] }), /phone/],
-      ['a mode field', () => ({ recipients: [one()], mode: 'plain' }), /mode/],
-      ['rsa_phone not a string', () => ({ recipients: [{ rsa_phone: 123, template_data: VALID_DATA }] }), /rsa_phone/],
-      ['send_at more than 60 days ahead', () => ({ recipients: [one()], send_at: new Date(Date.now() + 61 * DAY_MS).toISOString() }), /60 days/],
+    const cases: [string, () => Record<string, unknown>, ErrorType][] = [
+      ['0 recipients', () => ({ recipients: [] }), 'invalid_request'],
+      ['501 recipients', () => ({ recipients: Array.from({ length: 501 }, one) }), 'invalid_request'],
+      ['an invalid tracking_id', () => ({ recipients: [one(), { ...one(), tracking_id: 'no spaces please' }] }), 'invalid_tracking_id'],
+      ['a phone field (RSA takes rsa_phone only)', () => ({ recipients: [{ ...one(), phone: '0912345678' }] }), 'invalid_request'],
+      ['a mode field', () => ({ recipients: [one()], mode: 'plain' }), 'invalid_request'],
+      ['rsa_phone not a string', () => ({ recipients: [{ rsa_phone: 123, template_data: VALID_DATA }] }), 'invalid_request'],
+      ['send_at more than 60 days ahead', () => ({ recipients: [one()], send_at: new Date(Date.now() + 61 * DAY_MS).toISOString() }), 'invalid_send_at'],
     ];
-    it.each(cases)('%s', async (_label, body, message) => {
-      expectError(await rsa(ws, body()), 400, message);
+    it.each(cases)('%s is %s', async (_label, body, type) => {
+      expectError(await rsa(ws, body()), type);
       expect(await listAll(gateway, ws)).toEqual([]);
       expect((await walletOf(gateway, ws.workspaceId)).balance).toBe(1_000_000);
     });

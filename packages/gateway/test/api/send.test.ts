@@ -1,5 +1,6 @@
-/** POST /api/v1/messages/send: section 4.1 and decisions.md (requests, money and caps). */
+/** POST /api/v1/messages/send: docs/api.md (requests, money and caps). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ErrorType } from '../../src/services/errors.ts';
 import { STORE_KINDS, VALID_DATA, seedWorkspace, startTestGateway, type SeededWorkspace, type TestGateway } from '../harness.ts';
 import {
   DAY_MS,
@@ -55,7 +56,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/send (%s)', (kind) => {
       expect(ids.size).toBe(5);
     });
 
-    it('stores the full record of section 2.3', async () => {
+    it('stores the full record of docs/api.md', async () => {
       const before = Date.now();
       const response = await send({ template_id: workspace.templateId, phone: '+84 98 765 4321', template_data: VALID_DATA, tracking_id: 'rec.full_1' });
       const body = await record(response.body.msg_id);
@@ -94,7 +95,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/send (%s)', (kind) => {
       });
       expectStatus(await send({ template_id: optional, phone: '0912345678', template_data: {} }), 202);
       expectStatus(await send({ template_id: optional, phone: '0912345678', template_data: { note: 'ok' } }), 202);
-      expectError(await send({ template_id: optional, phone: '0912345678', template_data: { note: 'x' } }), 400, /note/);
+      expectError(await send({ template_id: optional, phone: '0912345678', template_data: { note: 'x' } }), 'invalid_template_data');
     });
   });
 
@@ -129,8 +130,8 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/send (%s)', (kind) => {
     });
 
     it('is 400 when the phone has no digits left, and for an empty phone', async () => {
-      expectError(await send({ template_id: workspace.templateId, phone: ' - . ', template_data: VALID_DATA }), 400, /phone/);
-      expectError(await send({ template_id: workspace.templateId, phone: '', template_data: VALID_DATA }), 400, /phone/);
+      expectError(await send({ template_id: workspace.templateId, phone: ' - . ', template_data: VALID_DATA }), 'missing_phone');
+      expectError(await send({ template_id: workspace.templateId, phone: '', template_data: VALID_DATA }), 'invalid_request');
     });
   });
 
@@ -166,8 +167,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/send (%s)', (kind) => {
     it('is 402 when the wallet is too low, and stores and charges nothing', async () => {
       const ws = await seedWorkspace(gateway, { balance: 299, price: 300 });
       const response = await sendOne(gateway, ws);
-      expectError(response, 402, /wallet|balance/i);
-      expect(response.body.error.message).not.toMatch(/cap/i);
+      expectError(response, 'insufficient_balance');
       expect(await listAll(gateway, ws)).toEqual([]);
       const wallet = await walletOf(gateway, ws.workspaceId);
       expect(wallet.balance).toBe(299);
@@ -178,7 +178,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/send (%s)', (kind) => {
       const ws = await seedWorkspace(gateway, { balance: 300, price: 300 });
       await queueOne(gateway, ws);
       expect((await walletOf(gateway, ws.workspaceId)).balance).toBe(0);
-      expectError(await sendOne(gateway, ws), 402, /wallet|balance/i);
+      expectError(await sendOne(gateway, ws), 'insufficient_balance');
       expect(await listAll(gateway, ws)).toHaveLength(1);
     });
 
@@ -190,13 +190,13 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/send (%s)', (kind) => {
       await queueOne(gateway, ws);
       const balance = (await walletOf(gateway, ws.workspaceId)).balance;
       const response = await sendOne(gateway, ws);
-      expectError(response, 402, /cap/i);
+      expectError(response, 'account_cap_reached');
       expect(await listAll(gateway, ws)).toHaveLength(2);
       expect((await walletOf(gateway, ws.workspaceId)).balance).toBe(balance);
       // Raising the cap lets sending continue; removing it lifts the limit.
       await gateway.admin('PUT', `/workspaces/${ws.workspaceId}/message-cap`, { message_cap: 3 });
       await queueOne(gateway, ws);
-      expectError(await sendOne(gateway, ws), 402, /cap/i);
+      expectError(await sendOne(gateway, ws), 'account_cap_reached');
       await gateway.admin('PUT', `/workspaces/${ws.workspaceId}/message-cap`, { message_cap: null });
       await queueOne(gateway, ws);
     });
@@ -206,7 +206,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/send (%s)', (kind) => {
       const responses = await Promise.all(Array.from({ length: 10 }, () => sendOne(gateway, ws)));
       const statuses = responses.map((response) => response.status).sort();
       expect(statuses).toEqual([202, 202, 202, 202, 202, 402, 402, 402, 402, 402]);
-      for (const response of responses.filter((r) => r.status === 402)) expectError(response, 402, /wallet|balance/i);
+      for (const response of responses.filter((r) => r.status === 402)) expectError(response, 'insufficient_balance');
       expect(await listAll(gateway, ws)).toHaveLength(5);
       const wallet = await walletOf(gateway, ws.workspaceId);
       expect(wallet.balance).toBe(0);
@@ -217,7 +217,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/send (%s)', (kind) => {
       const ws = await seedWorkspace(gateway, { messageCap: 4 });
       const responses = await Promise.all(Array.from({ length: 10 }, () => sendOne(gateway, ws)));
       expect(responses.filter((response) => response.status === 202)).toHaveLength(4);
-      for (const response of responses.filter((r) => r.status !== 202)) expectError(response, 402, /cap/i);
+      for (const response of responses.filter((r) => r.status !== 202)) expectError(response, 'account_cap_reached');
       expect(await listAll(gateway, ws)).toHaveLength(4);
       expect((await walletOf(gateway, ws.workspaceId)).balance).toBe(1_000_000 - 1_200);
     });
@@ -225,7 +225,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/send (%s)', (kind) => {
     it('is 402 at the cap set when the workspace was created, counted over its life', async () => {
       const ws = await seedWorkspace(gateway, { messageCap: 1 });
       await queueOne(gateway, ws);
-      expectError(await sendOne(gateway, ws), 402, /cap/i);
+      expectError(await sendOne(gateway, ws), 'account_cap_reached');
     });
   });
 
@@ -267,17 +267,17 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/send (%s)', (kind) => {
       expectStatus(await send({ template_id: workspace.templateId, phone: '0912345678', template_data: VALID_DATA, send_at: new Date(Date.now() + 59 * DAY_MS).toISOString() }), 202);
       const ws = await seedWorkspace(gateway);
       const response = await send({ template_id: ws.templateId, phone: '0912345678', template_data: VALID_DATA, send_at: new Date(Date.now() + 61 * DAY_MS).toISOString() }, ws);
-      expectError(response, 400, /60 days/);
+      expectError(response, 'invalid_send_at');
       expect(await listAll(gateway, ws)).toEqual([]);
       expect((await walletOf(gateway, ws.workspaceId)).balance).toBe(1_000_000);
     });
 
     it.each(['tomorrow', '2026-13-01T00:00:00Z', '2026-02-30T10:00:00Z', '2026-01-01T25:00:00Z', '', '1735689600000'])('is 400 for send_at %j', async (sendAt) => {
-      expectError(await send({ template_id: workspace.templateId, phone: '0912345678', template_data: VALID_DATA, send_at: sendAt }), 400, /send_at/);
+      expectError(await send({ template_id: workspace.templateId, phone: '0912345678', template_data: VALID_DATA, send_at: sendAt }), 'invalid_send_at');
     });
 
     it('is 400 for a send_at that is not a string', async () => {
-      expectError(await send({ template_id: workspace.templateId, phone: '0912345678', template_data: VALID_DATA, send_at: 1735689600000 }), 400, /send_at/);
+      expectError(await send({ template_id: workspace.templateId, phone: '0912345678', template_data: VALID_DATA, send_at: 1735689600000 }), 'invalid_request');
     });
   });
 
@@ -299,7 +299,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/send (%s)', (kind) => {
     });
 
     it.each(['rsa', 'PLAIN', '', 'zalo'])('is 400 for mode %j', async (mode) => {
-      expectError(await send({ template_id: workspace.templateId, phone: '0912345678', template_data: VALID_DATA, mode }), 400, /mode/);
+      expectError(await send({ template_id: workspace.templateId, phone: '0912345678', template_data: VALID_DATA, mode }), 'invalid_request');
     });
   });
 
@@ -309,34 +309,34 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/send (%s)', (kind) => {
       ws = await seedWorkspace(gateway, { balance: 50_000 });
     });
 
-    const cases: [string, Record<string, unknown>, RegExp][] = [
+    const cases: [string, Record<string, unknown>, ErrorType][] = [
       // undefined is left out of the JSON body
-      ['missing template_id', { template_id: undefined, phone: '0912345678', template_data: VALID_DATA }, /template_id/],
-      ['empty template_id', { template_id: '', phone: '0912345678', template_data: VALID_DATA }, /template_id/],
-      ['missing phone', { template_data: VALID_DATA }, /phone/],
-      ['phone not a string', { phone: 912345678, template_data: VALID_DATA }, /phone/],
-      ['unknown field', { phone: '0912345678', template_data: VALID_DATA, priority: 'high' }, /priority/],
-      ['tracking_id of 49 characters', { phone: '0912345678', template_data: VALID_DATA, tracking_id: 'a'.repeat(49) }, /tracking_id/],
-      ['tracking_id with a space', { phone: '0912345678', template_data: VALID_DATA, tracking_id: 'order 1' }, /tracking_id/],
-      ['tracking_id with a slash', { phone: '0912345678', template_data: VALID_DATA, tracking_id: 'order/1' }, /tracking_id/],
-      ['tracking_id with a non-ASCII letter', { phone: '0912345678', template_data: VALID_DATA, tracking_id: 'đơn-1' }, /tracking_id/],
-      ['empty tracking_id', { phone: '0912345678', template_data: VALID_DATA, tracking_id: '' }, /tracking_id/],
-      ['tracking_id not a string', { phone: '0912345678', template_data: VALID_DATA, tracking_id: 12 }, /tracking_id/],
-      ['template_data missing a required param', { phone: '0912345678', template_data: { name: 'A' } }, /code/],
-      ['template_data omitted although params are required', { phone: '0912345678' }, /template_data/],
-      ['template_data value too long', { phone: '0912345678', template_data: { name: 'x'.repeat(31), code: 'A1' } }, /name/],
-      ['template_data value too short', { phone: '0912345678', template_data: { name: '', code: 'A1' } }, /name/],
-      ['template_data with an unknown key', { phone: '0912345678', template_data: { ...VALID_DATA, extra: 'x' } }, /extra/],
-      ['template_data with a number value', { phone: '0912345678', template_data: { name: 'A', code: 123 } }, /template_data/],
-      ['template_data with a null value', { phone: '0912345678', template_data: { name: 'A', code: null } }, /template_data/],
-      ['template_data that is an array', { phone: '0912345678', template_data: ['A', 'B'] }, /template_data/],
-      ['template_data that is a string', { phone: '0912345678', template_data: 'name=A' }, /template_data/],
+      ['missing template_id', { template_id: undefined, phone: '0912345678', template_data: VALID_DATA }, 'invalid_request'],
+      ['empty template_id', { template_id: '', phone: '0912345678', template_data: VALID_DATA }, 'invalid_request'],
+      ['missing phone', { template_data: VALID_DATA }, 'invalid_request'],
+      ['phone not a string', { phone: 912345678, template_data: VALID_DATA }, 'invalid_request'],
+      ['unknown field', { phone: '0912345678', template_data: VALID_DATA, priority: 'high' }, 'invalid_request'],
+      ['tracking_id of 49 characters', { phone: '0912345678', template_data: VALID_DATA, tracking_id: 'a'.repeat(49) }, 'invalid_tracking_id'],
+      ['tracking_id with a space', { phone: '0912345678', template_data: VALID_DATA, tracking_id: 'order 1' }, 'invalid_tracking_id'],
+      ['tracking_id with a slash', { phone: '0912345678', template_data: VALID_DATA, tracking_id: 'order/1' }, 'invalid_tracking_id'],
+      ['tracking_id with a non-ASCII letter', { phone: '0912345678', template_data: VALID_DATA, tracking_id: 'đơn-1' }, 'invalid_tracking_id'],
+      ['empty tracking_id', { phone: '0912345678', template_data: VALID_DATA, tracking_id: '' }, 'invalid_tracking_id'],
+      ['tracking_id not a string', { phone: '0912345678', template_data: VALID_DATA, tracking_id: 12 }, 'invalid_tracking_id'],
+      ['template_data missing a required param', { phone: '0912345678', template_data: { name: 'A' } }, 'invalid_template_data'],
+      ['template_data omitted although params are required', { phone: '0912345678' }, 'invalid_template_data'],
+      ['template_data value too long', { phone: '0912345678', template_data: { name: 'x'.repeat(31), code: 'A1' } }, 'invalid_template_data'],
+      ['template_data value too short', { phone: '0912345678', template_data: { name: '', code: 'A1' } }, 'invalid_template_data'],
+      ['template_data with an unknown key', { phone: '0912345678', template_data: { ...VALID_DATA, extra: 'x' } }, 'invalid_template_data'],
+      ['template_data with a number value', { phone: '0912345678', template_data: { name: 'A', code: 123 } }, 'invalid_request'],
+      ['template_data with a null value', { phone: '0912345678', template_data: { name: 'A', code: null } }, 'invalid_request'],
+      ['template_data that is an array', { phone: '0912345678', template_data: ['A', 'B'] }, 'invalid_request'],
+      ['template_data that is a string', { phone: '0912345678', template_data: 'name=A' }, 'invalid_request'],
     ];
 
-    it.each(cases)('%s', async (_label, fields, message) => {
+    it.each(cases)('%s is %s', async (_label, fields, type) => {
       const body = { template_id: ws.templateId, ...fields };
       const before = await walletOf(gateway, ws.workspaceId);
-      expectError(await send(body, ws), 400, message);
+      expectError(await send(body, ws), type);
       expect(await listAll(gateway, ws)).toEqual([]);
       const after = await walletOf(gateway, ws.workspaceId);
       expect(after.balance).toBe(before.balance);
@@ -348,7 +348,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/send (%s)', (kind) => {
       const name = 'Nguyễn Thị Hồng Nhung Đặng Ưở'.padEnd(30, 'ệ');
       expect([...name]).toHaveLength(30);
       expectStatus(await send({ template_id: ws.templateId, phone: '0912345678', template_data: { name, code: 'A1' } }, ws), 202);
-      expectError(await send({ template_id: ws.templateId, phone: '0912345678', template_data: { name: `${name}ệ`, code: 'A1' } }, ws), 400, /name/);
+      expectError(await send({ template_id: ws.templateId, phone: '0912345678', template_data: { name: `${name}ệ`, code: 'A1' } }, ws), 'invalid_template_data');
     });
 
     it('treats params named like Object.prototype members as plain names', async () => {
@@ -362,7 +362,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/send (%s)', (kind) => {
       });
       expectStatus(await send({ template_id: templateId, phone: '0912345678', template_data: { toString: 'x' } }, ws), 202);
       expectStatus(await send({ template_id: templateId, phone: '0912345678', template_data: { toString: 'x', constructor: 'y' } }, ws), 202);
-      expectError(await send({ template_id: templateId, phone: '0912345678', template_data: { constructor: 'y' } }, ws), 400, /toString/);
+      expectError(await send({ template_id: templateId, phone: '0912345678', template_data: { constructor: 'y' } }, ws), 'invalid_template_data');
     });
 
     it('accepts a tracking_id of exactly 48 allowed characters', async () => {
@@ -377,7 +377,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/send (%s)', (kind) => {
   describe('template errors', () => {
     it('is 404 for an unknown template and charges nothing', async () => {
       const ws = await seedWorkspace(gateway);
-      expectError(await send({ template_id: 'no-such-template', phone: '0912345678', template_data: VALID_DATA }, ws), 404, /no-such-template/);
+      expectError(await send({ template_id: 'no-such-template', phone: '0912345678', template_data: VALID_DATA }, ws), 'template_not_found');
       expect((await walletOf(gateway, ws.workspaceId)).balance).toBe(1_000_000);
       expect(await listAll(gateway, ws)).toEqual([]);
     });
@@ -387,7 +387,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/send (%s)', (kind) => {
       const templateId = unique('tplstate');
       await putTemplate(gateway, ws.workspaceId, templateId, { oa_id: ws.oaId, status });
       const response = await send({ template_id: templateId, phone: '0912345678', template_data: { name: 'A' } }, ws);
-      expectError(response, 400, new RegExp(status));
+      expectError(response, 'template_not_enabled', new RegExp(status));
       expect(await listAll(gateway, ws)).toEqual([]);
       expect((await walletOf(gateway, ws.workspaceId)).balance).toBe(1_000_000);
       // Enabling it makes it sendable at once.

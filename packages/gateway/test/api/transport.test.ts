@@ -1,7 +1,8 @@
-/** Transport: body limits, content types, malformed JSON, unknown routes, rate limits (decisions.md). */
+/** Transport: body limits, content types, malformed JSON, unknown routes, HEAD, rate limits. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_KINDS, VALID_DATA, seedWorkspace, startTestGateway, type SeededWorkspace, type TestGateway } from '../harness.ts';
 import { createKey, expectError, expectStatus, listAll } from './helpers.ts';
+import { rawHttp, requestHead } from './raw-http.ts';
 
 describe.each(STORE_KINDS)('transport errors (%s)', (kind) => {
   let gateway: TestGateway;
@@ -17,13 +18,13 @@ describe.each(STORE_KINDS)('transport errors (%s)', (kind) => {
     const body = JSON.stringify({ template_id: ws.templateId, phone: '0912345678', template_data: { name: 'x'.repeat(1024 * 1024), code: 'A' } });
     expect(Buffer.byteLength(body)).toBeGreaterThan(1024 * 1024);
     const response = await gateway.request('POST', '/api/v1/messages/send', { key: ws.apiKey, rawBody: body, headers: { 'content-type': 'application/json' } });
-    expectError(response, 413, /1 MiB/);
+    expectError(response, 'payload_too_large');
     const batch = await gateway.request('POST', '/api/v1/messages/batch', {
       key: ws.apiKey,
       rawBody: JSON.stringify({ template_id: ws.templateId, recipients: [{ phone: '0912345678', template_data: { name: 'y'.repeat(1_100_000) } }] }),
       headers: { 'content-type': 'application/json' },
     });
-    expectError(batch, 413);
+    expectError(batch, 'payload_too_large');
     expect(await listAll(gateway, ws)).toEqual([]);
   });
 
@@ -33,7 +34,7 @@ describe.each(STORE_KINDS)('transport errors (%s)', (kind) => {
       key: ws.apiKey,
       body: { template_id: ws.templateId, phone: '0912345678', template_data: { name: padding, code: 'A' } },
     });
-    expectError(response, 400, /name/);
+    expectError(response, 'invalid_template_data');
   });
 
   it.each([
@@ -44,12 +45,12 @@ describe.each(STORE_KINDS)('transport errors (%s)', (kind) => {
     ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--x--'],
   ])('is 415 for a %s body', async (contentType, rawBody) => {
     const response = await gateway.request('POST', '/api/v1/messages/send', { key: ws.apiKey, rawBody, headers: { 'content-type': contentType } });
-    expectError(response, 415, /JSON/);
+    expectError(response, 'unsupported_media_type');
   });
 
   it('is 415 for a JSON text sent as text/plain', async () => {
     const rawBody = JSON.stringify({ template_id: ws.templateId, phone: '0912345678', template_data: VALID_DATA });
-    expectError(await gateway.request('POST', '/api/v1/messages/send', { key: ws.apiKey, rawBody, headers: { 'content-type': 'text/plain' } }), 415);
+    expectError(await gateway.request('POST', '/api/v1/messages/send', { key: ws.apiKey, rawBody, headers: { 'content-type': 'text/plain' } }), 'unsupported_media_type');
     expect(await listAll(gateway, ws)).toEqual([]);
   });
 
@@ -60,21 +61,21 @@ describe.each(STORE_KINDS)('transport errors (%s)', (kind) => {
   });
 
   it.each(['{"template_id": "x",', '{template_id: "x"}', "{'a': 1}", 'nul', '{"a":1}}'])('is 400 for malformed JSON %j', async (rawBody) => {
-    expectError(await gateway.request('POST', '/api/v1/messages/send', { key: ws.apiKey, rawBody, headers: { 'content-type': 'application/json' } }), 400, /JSON/);
+    expectError(await gateway.request('POST', '/api/v1/messages/send', { key: ws.apiKey, rawBody, headers: { 'content-type': 'application/json' } }), 'invalid_json');
   });
 
   it.each(['[]', '"text"', '42', 'null'])('is 400 for a JSON body that is not an object: %s', async (rawBody) => {
-    expectError(await gateway.request('POST', '/api/v1/messages/send', { key: ws.apiKey, rawBody, headers: { 'content-type': 'application/json' } }), 400);
+    expectError(await gateway.request('POST', '/api/v1/messages/send', { key: ws.apiKey, rawBody, headers: { 'content-type': 'application/json' } }), 'invalid_request');
   });
 
   it('is 400 for a POST with no body at all', async () => {
-    expectError(await gateway.request('POST', '/api/v1/messages/send', { key: ws.apiKey }), 400);
-    expectError(await gateway.request('POST', '/api/v1/messages/batch', { key: ws.apiKey, rawBody: '', headers: { 'content-type': 'application/json' } }), 400);
+    expectError(await gateway.request('POST', '/api/v1/messages/send', { key: ws.apiKey }), 'invalid_request');
+    expectError(await gateway.request('POST', '/api/v1/messages/batch', { key: ws.apiKey, rawBody: '', headers: { 'content-type': 'application/json' } }), 'invalid_request');
   });
 
   it('refuses prototype pollution attempts with 400', async () => {
     const rawBody = '{"template_id":"x","phone":"0912345678","__proto__":{"admin":true}}';
-    expectError(await gateway.request('POST', '/api/v1/messages/send', { key: ws.apiKey, rawBody, headers: { 'content-type': 'application/json' } }), 400);
+    expectError(await gateway.request('POST', '/api/v1/messages/send', { key: ws.apiKey, rawBody, headers: { 'content-type': 'application/json' } }), 'invalid_json');
   });
 
   it.each([
@@ -85,8 +86,8 @@ describe.each(STORE_KINDS)('transport errors (%s)', (kind) => {
     ['PUT', '/api/v1/messages/send'],
     ['GET', '/'],
   ])('is 404 in the error shape for %s %s', async (method, path) => {
-    expectError(await gateway.request(method, path, { key: ws.apiKey }), 404);
-    expectError(await gateway.request(method, path), 404);
+    expectError(await gateway.request(method, path, { key: ws.apiKey }), 'route_not_found');
+    expectError(await gateway.request(method, path), 'route_not_found');
   });
 
   it('keeps a safe caller X-Request-Id and makes one otherwise', async () => {
@@ -98,6 +99,25 @@ describe.each(STORE_KINDS)('transport errors (%s)', (kind) => {
     const a = await gateway.request('GET', '/api/v1/oas', { key: ws.apiKey });
     const b = await gateway.request('GET', '/api/v1/oas', { key: ws.apiKey });
     expect(a.headers.get('x-request-id')).not.toBe(b.headers.get('x-request-id'));
+  });
+
+  it('answers HEAD on a GET route with the status and headers of GET and no body, errors included', async () => {
+    const head = (path: string, headers: Record<string, string> = {}) => rawHttp(gateway.url, requestHead('HEAD', path, headers));
+    const listed = await head('/api/v1/templates', { Authorization: `Bearer ${ws.apiKey}` });
+    expect(listed.status).toBe(200);
+    expect(listed.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(listed.bodyBytes).toBe('');
+    for (const [path, headers, status] of [
+      ['/api/v1/templates', {}, 401],
+      ['/api/v1/messages/msg_DOESNOTEXIST', { Authorization: `Bearer ${ws.apiKey}` }, 404],
+      ['/api/v1/messages?limit=0', { Authorization: `Bearer ${ws.apiKey}` }, 400],
+      ['/api/v1/nothing-here', {}, 404],
+      ['/healthz', {}, 200],
+    ] as const) {
+      const response = await head(path, headers);
+      expect(response.status, path).toBe(status);
+      expect(response.bodyBytes, path).toBe('');
+    }
   });
 });
 
@@ -121,7 +141,7 @@ describe.each(STORE_KINDS)('rate limit (%s)', (kind) => {
       if (response.status === 429) limited = response;
     }
     expect(statuses).toEqual([200, 200, 200, 429]);
-    expectError(limited!, 429, /rate limit/);
+    expectError(limited!, 'rate_limited');
     const retryAfter = limited!.headers.get('retry-after');
     expect(retryAfter).toMatch(/^\d+$/);
     expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
@@ -179,7 +199,7 @@ describe.each(STORE_KINDS)('rate limit (%s)', (kind) => {
       if (response.status === 429) limited = response;
     }
     expect(statuses).toEqual([200, 200, 429]);
-    expectError(limited!, 429, /1 requests per second/);
+    expectError(limited!, 'rate_limited');
     expect(limited!.headers.get('x-ratelimit-limit')).toBe('1');
     expect(Number(limited!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });

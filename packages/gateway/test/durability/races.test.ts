@@ -10,6 +10,7 @@ import { createRuntime, type Runtime } from '../../src/main/runtime.ts';
 import { startService, type RunningService } from '../../src/main/server.ts';
 import { STORE_KINDS, VALID_DATA, httpRequest, seedWorkspace, startTestGateway, type SeededWorkspace, type TestGateway, type TestResponse } from '../harness.ts';
 import { auditBooks, readBooks } from './support.ts';
+import { expectError } from '../api/helpers.ts';
 
 const PRICE = 300;
 const BATCH_SIZE = 50;
@@ -83,9 +84,7 @@ function raceScenarios(setup: () => { gateway: TestGateway; urls: string[] }) {
       expect(response.body.accepted).toBe(BATCH_SIZE);
       expect(response.body.results.every((result: { status: string }) => result.status === 'queued')).toBe(true);
     }
-    for (const response of responses.filter((item) => item.status === 402)) {
-      expect(response.body.error).toMatchObject({ code: 402, message: expect.stringMatching(/insufficient wallet balance/) });
-    }
+    for (const response of responses.filter((item) => item.status === 402)) expectError(response, 'insufficient_balance');
     const books = await expectExactBooks(gateway, workspace, acknowledgedIds(responses), { topUp, rows: 10 * BATCH_SIZE });
     expect(books.workspace.balance).toBe(0);
     const wallet = await gateway.admin('GET', `/workspaces/${workspace.workspaceId}/wallet`);
@@ -103,9 +102,7 @@ function raceScenarios(setup: () => { gateway: TestGateway; urls: string[] }) {
       Array.from({ length: 20 }, (_, index) => ({ path: '/api/v1/messages/batch', body: batchBody(workspace, BATCH_SIZE, `c${index}`) })),
     );
     expect(statusCounts(responses)).toEqual({ 202: 10, 402: 10 });
-    for (const response of responses.filter((item) => item.status === 402)) {
-      expect(response.body.error).toMatchObject({ code: 402, message: expect.stringMatching(/message cap/) });
-    }
+    for (const response of responses.filter((item) => item.status === 402)) expectError(response, 'account_cap_reached');
     await expectExactBooks(gateway, workspace, acknowledgedIds(responses), { topUp, rows: cap });
     const read = await gateway.admin('GET', `/workspaces/${workspace.workspaceId}`);
     expect(read.body).toMatchObject({ messages_used: cap, message_cap: cap, balance: topUp - PRICE * cap });
@@ -164,7 +161,7 @@ function raceScenarios(setup: () => { gateway: TestGateway; urls: string[] }) {
       index % 2 === 0 ? { path: '/api/v1/messages/batch', body: batchBody(workspace, size, `m${index}`) } : { path: '/api/v1/messages/send', body: sendBody(workspace, index) },
     );
     const responses = await fireAll(urls, workspace, requests);
-    // Single sends are not refused by the quota (decisions.md), but they do use it up.
+    // Single sends are not refused by the quota (docs/api.md), but they do use it up.
     expect(statusCounts(responses)).toEqual({ 202: 20 + singles });
     const batchTotal = responses.filter((response) => response.body.accepted !== undefined).reduce((sum, response) => sum + (response.body.accepted as number), 0);
     expect(batchTotal).toBeLessThanOrEqual(quota);
@@ -189,7 +186,7 @@ function raceScenarios(setup: () => { gateway: TestGateway; urls: string[] }) {
     expect(responses.filter((response) => response.status !== 202 && response.status !== 409).map((response) => response.text)).toEqual([]);
     expect(accepted.filter((response) => response.headers.get('idempotent-replayed') !== 'true')).toHaveLength(1);
     for (const response of accepted) expect(response.body).toEqual(accepted[0]!.body);
-    for (const response of responses.filter((item) => item.status === 409)) expect(response.body.error.code).toBe(409);
+    for (const response of responses.filter((item) => item.status === 409)) expectError(response, 'idempotency_key_in_flight');
 
     // Once the first is done, the same key and body replay it from every gateway.
     for (const url of urls) {

@@ -1,5 +1,5 @@
 /**
- * A `tms worker` process killed under load (issue 3): SIGKILL loses no message and sends none twice
+ * A `tms worker` process killed under load: SIGKILL loses no message and sends none twice
  * that the platform had accepted; SIGTERM stops claiming, records what is in flight and exits 0.
  * The API runs in the test process, the worker as a real child process on the same database, and
  * the ZNS simulator counts every send it receives and POSTs the delivery events back to the API.
@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DEMO_SENDER_ACCOUNT, DEMO_TEMPLATES } from '../../src/services/demo.ts';
 import { STORE_KINDS, startTestGateway, type TestGateway } from '../harness.ts';
 import { killAllTms, startTms, type RunningTms } from '../operator/processes.ts';
+import { waitFor as waitUntil } from '../wait-for.ts';
 
 const MESSAGES = 2000;
 const BATCH_SIZE = 500;
@@ -23,15 +24,9 @@ const LEASE_MS = 3000;
 const EVENT_DELAY_MS = 4500;
 const GRACE_MS = 9000;
 
-async function waitFor<T>(read: () => Promise<T> | T, done: (value: T) => boolean, what: string, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+/** This suite's waits are longer than the shared default. */
+const waitFor = <T>(read: () => T | Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 120_000): Promise<T> =>
+  waitUntil(read, done, what, timeoutMs);
 
 describe.each(STORE_KINDS)('a worker process stopped under load (%s)', (kind) => {
   let simulator: RunningSimulator;

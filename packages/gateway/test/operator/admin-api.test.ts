@@ -5,23 +5,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decryptSecret, sha256Hex } from '../../src/lib/crypto.ts';
-import {
-  STORE_KINDS,
-  VALID_DATA,
-  httpRequest,
-  seedWorkspace,
-  startTestGateway,
-  type TestGateway,
-  type TestResponse,
-} from '../harness.ts';
+import { STORE_KINDS, VALID_DATA, httpRequest, seedWorkspace, startTestGateway, type TestGateway } from '../harness.ts';
+import { expectError } from '../api/helpers.ts';
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-function expectError(response: TestResponse, status: number, messagePart?: string | RegExp): void {
-  expect(response.status, response.text).toBe(status);
-  expect(response.body).toEqual({ error: { code: status, type: expect.any(String), message: expect.any(String) } });
-  if (messagePart !== undefined) expect(response.body.error.message).toMatch(messagePart);
-}
 
 function occurrences(text: string, part: string): number {
   return text.split(part).length - 1;
@@ -95,22 +82,35 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
 
     it.each(endpoints)('%s %s without a token is 401 in the error shape', async (method, path, body) => {
       const response = await httpRequest(gateway.url, method, `/admin/v1${path}`, { body });
-      expectError(response, 401);
+      expectError(response, 'unauthenticated');
     });
 
     it.each(endpoints)('%s %s with a wrong token is 401', async (method, path, body) => {
       const response = await httpRequest(gateway.url, method, `/admin/v1${path}`, { body, key: `${gateway.config.adminToken!}x` });
-      expectError(response, 401);
+      expectError(response, 'unauthenticated');
+    });
+
+    it.each(endpoints.filter(([method]) => method !== 'GET'))('%s %s checks the token before the body: unparsable JSON is 401 without the token', async (method, path) => {
+      const garbled = { rawBody: '{"name":', headers: { 'content-type': 'application/json' } };
+      expectError(await httpRequest(gateway.url, method, `/admin/v1${path}`, { ...garbled, key: gateway.config.adminToken! }), 'invalid_json');
+      expectError(await httpRequest(gateway.url, method, `/admin/v1${path}`, garbled), 'unauthenticated');
+      expectError(await httpRequest(gateway.url, method, `/admin/v1${path}`, { ...garbled, key: `${gateway.config.adminToken!}x` }), 'unauthenticated');
+    });
+
+    it('checks the token before the query: an invalid query is 401 without the token', async () => {
+      expectError(await gateway.admin('GET', '/workspaces?limit=0'), 'invalid_request');
+      expectError(await httpRequest(gateway.url, 'GET', '/admin/v1/workspaces?limit=0'), 'unauthenticated');
+      expectError(await httpRequest(gateway.url, 'GET', '/admin/v1/workspaces/ws_x/wallet?limit=many', { key: 'wrong-operator-token-0000' }), 'unauthenticated');
     });
 
     it('refuses the token in another scheme, in X-API-Key, or an API key in its place, and changes nothing', async () => {
       const token = gateway.config.adminToken!;
       const before = (await gateway.admin('GET', '/workspaces?limit=500')).body.count;
-      expectError(await httpRequest(gateway.url, 'POST', '/admin/v1/workspaces', { body: { name: 'basic' }, headers: { authorization: `Basic ${token}` } }), 401);
-      expectError(await httpRequest(gateway.url, 'POST', '/admin/v1/workspaces', { body: { name: 'x-api-key' }, key: token, keyHeader: 'x-api-key' }), 401);
+      expectError(await httpRequest(gateway.url, 'POST', '/admin/v1/workspaces', { body: { name: 'basic' }, headers: { authorization: `Basic ${token}` } }), 'unauthenticated');
+      expectError(await httpRequest(gateway.url, 'POST', '/admin/v1/workspaces', { body: { name: 'x-api-key' }, key: token, keyHeader: 'x-api-key' }), 'unauthenticated');
       const seeded = await seedWorkspace(gateway);
-      expectError(await httpRequest(gateway.url, 'GET', '/admin/v1/workspaces', { key: seeded.apiKey }), 401);
-      expectError(await httpRequest(gateway.url, 'POST', '/admin/v1/workspaces', { body: { name: 'empty' }, headers: { authorization: 'Bearer ' } }), 401);
+      expectError(await httpRequest(gateway.url, 'GET', '/admin/v1/workspaces', { key: seeded.apiKey }), 'unauthenticated');
+      expectError(await httpRequest(gateway.url, 'POST', '/admin/v1/workspaces', { body: { name: 'empty' }, headers: { authorization: 'Bearer ' } }), 'unauthenticated');
       const after = (await gateway.admin('GET', '/workspaces?limit=500')).body.count;
       expect(after).toBe(before + 1);
     });
@@ -155,33 +155,33 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
     });
 
     it.each([
-      ['no name', {}, /name/],
-      ['an empty name', { name: '' }, /name/],
-      ['a negative cap', { name: 'x', message_cap: -1 }, /message_cap/],
-      ['a cap as text', { name: 'x', message_cap: '10' }, /message_cap/],
-      ['an unknown field', { name: 'x', balance: 100 }, /balance/],
-    ])('refuses %s with 400', async (_what, body, message) => {
-      expectError(await gateway.admin('POST', '/workspaces', body), 400, message);
+      ['no name', {}],
+      ['an empty name', { name: '' }],
+      ['a negative cap', { name: 'x', message_cap: -1 }],
+      ['a cap as text', { name: 'x', message_cap: '10' }],
+      ['an unknown field', { name: 'x', balance: 100 }],
+    ])('refuses %s with 400', async (_what, body) => {
+      expectError(await gateway.admin('POST', '/workspaces', body), 'invalid_request');
     });
 
     it.each(['limit=0', 'limit=501', 'limit=abc', 'offset=-1'])('refuses list paging %s with 400', async (query) => {
-      expectError(await gateway.admin('GET', `/workspaces?${query}`), 400);
+      expectError(await gateway.admin('GET', `/workspaces?${query}`), 'invalid_request');
     });
 
     it('answers 404 for an unknown workspace on every workspace endpoint', async () => {
       const id = 'ws_does_not_exist';
-      expectError(await gateway.admin('GET', `/workspaces/${id}`), 404, id);
-      expectError(await gateway.admin('POST', `/workspaces/${id}/suspend`), 404, id);
-      expectError(await gateway.admin('POST', `/workspaces/${id}/resume`), 404, id);
-      expectError(await gateway.admin('PUT', `/workspaces/${id}/message-cap`, { message_cap: 3 }), 404, id);
-      expectError(await gateway.admin('POST', `/workspaces/${id}/wallet/top-ups`, { amount: 100 }), 404, id);
-      expectError(await gateway.admin('GET', `/workspaces/${id}/wallet`), 404, id);
-      expectError(await gateway.admin('POST', `/workspaces/${id}/api-keys`, { scopes: ['messages:send'] }), 404, id);
-      expectError(await gateway.admin('GET', `/workspaces/${id}/api-keys`), 404, id);
-      expectError(await gateway.admin('PUT', `/workspaces/${id}/sender-accounts/oa${unique()}`, senderAccountBody()), 404, id);
-      expectError(await gateway.admin('GET', `/workspaces/${id}/sender-accounts`), 404, id);
-      expectError(await gateway.admin('PUT', `/workspaces/${id}/templates/t${unique()}`, templateBody('oa1')), 404, id);
-      expectError(await gateway.admin('GET', `/workspaces/${id}/templates`), 404, id);
+      expectError(await gateway.admin('GET', `/workspaces/${id}`), 'workspace_not_found');
+      expectError(await gateway.admin('POST', `/workspaces/${id}/suspend`), 'workspace_not_found');
+      expectError(await gateway.admin('POST', `/workspaces/${id}/resume`), 'workspace_not_found');
+      expectError(await gateway.admin('PUT', `/workspaces/${id}/message-cap`, { message_cap: 3 }), 'workspace_not_found');
+      expectError(await gateway.admin('POST', `/workspaces/${id}/wallet/top-ups`, { amount: 100 }), 'workspace_not_found');
+      expectError(await gateway.admin('GET', `/workspaces/${id}/wallet`), 'workspace_not_found');
+      expectError(await gateway.admin('POST', `/workspaces/${id}/api-keys`, { scopes: ['messages:send'] }), 'workspace_not_found');
+      expectError(await gateway.admin('GET', `/workspaces/${id}/api-keys`), 'workspace_not_found');
+      expectError(await gateway.admin('PUT', `/workspaces/${id}/sender-accounts/oa${unique()}`, senderAccountBody()), 'workspace_not_found');
+      expectError(await gateway.admin('GET', `/workspaces/${id}/sender-accounts`), 'workspace_not_found');
+      expectError(await gateway.admin('PUT', `/workspaces/${id}/templates/t${unique()}`, templateBody('oa1')), 'workspace_not_found');
+      expectError(await gateway.admin('GET', `/workspaces/${id}/templates`), 'workspace_not_found');
     });
 
     it("suspends and resumes: the workspace's keys get 403 while suspended and work again after", async () => {
@@ -193,12 +193,12 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       expect(suspended.status).toBe(200);
       expect(suspended.body).toMatchObject({ id: seeded.workspaceId, status: 'suspended' });
       expect((await gateway.admin('GET', `/workspaces/${seeded.workspaceId}`)).body.status).toBe('suspended');
-      expectError(await templates(), 403);
+      expectError(await templates(), 'workspace_suspended');
       const send = await gateway.request('POST', '/api/v1/messages/send', {
         key: seeded.apiKey,
         body: { template_id: seeded.templateId, phone: '0912345678', template_data: VALID_DATA },
       });
-      expectError(send, 403);
+      expectError(send, 'workspace_suspended');
 
       const resumed = await gateway.admin('POST', `/workspaces/${seeded.workspaceId}/resume`);
       expect(resumed.status).toBe(200);
@@ -217,7 +217,7 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       expect(capped.status).toBe(200);
       expect(capped.body).toMatchObject({ id: seeded.workspaceId, message_cap: 1, messages_used: 0 });
       expect((await send()).status).toBe(202);
-      expectError(await send(), 402, /cap/);
+      expectError(await send(), 'account_cap_reached');
       expect((await gateway.admin('GET', `/workspaces/${seeded.workspaceId}`)).body).toMatchObject({ message_cap: 1, messages_used: 1 });
 
       const removed = await gateway.admin('PUT', `/workspaces/${seeded.workspaceId}/message-cap`, { message_cap: null });
@@ -234,7 +234,7 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       ['a cap as text', { message_cap: 'none' }],
     ])('refuses a message cap with %s (400) and keeps the old one', async (_what, body) => {
       const workspace = await createWorkspace({ message_cap: 7 });
-      expectError(await gateway.admin('PUT', `/workspaces/${workspace.id}/message-cap`, body), 400);
+      expectError(await gateway.admin('PUT', `/workspaces/${workspace.id}/message-cap`, body), 'invalid_request');
       expect((await gateway.admin('GET', `/workspaces/${workspace.id}`)).body.message_cap).toBe(7);
     });
   });
@@ -294,15 +294,15 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
     ])('refuses a top-up of %s (400) and leaves balance and ledger alone', async (_what, body) => {
       const workspace = await createWorkspace();
       await gateway.admin('POST', `/workspaces/${workspace.id}/wallet/top-ups`, { amount: 1000 });
-      expectError(await gateway.admin('POST', `/workspaces/${workspace.id}/wallet/top-ups`, body), 400);
+      expectError(await gateway.admin('POST', `/workspaces/${workspace.id}/wallet/top-ups`, body), 'invalid_request');
       const wallet = await gateway.admin('GET', `/workspaces/${workspace.id}/wallet`);
       expect(wallet.body).toMatchObject({ balance: 1000, count: 1 });
     });
 
     it('refuses bad ledger paging with 400', async () => {
       const workspace = await createWorkspace();
-      expectError(await gateway.admin('GET', `/workspaces/${workspace.id}/wallet?limit=0`), 400);
-      expectError(await gateway.admin('GET', `/workspaces/${workspace.id}/wallet?limit=many`), 400);
+      expectError(await gateway.admin('GET', `/workspaces/${workspace.id}/wallet?limit=0`), 'invalid_request');
+      expectError(await gateway.admin('GET', `/workspaces/${workspace.id}/wallet?limit=many`), 'invalid_request');
     });
   });
 
@@ -351,7 +351,7 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       expect(JSON.parse(row.scopes)).toEqual(['templates:read', 'messages:read']);
 
       expect((await gateway.request('GET', '/api/v1/templates', { key })).status).toBe(200);
-      expectError(await gateway.request('GET', '/api/v1/templates', { key: `${key}x` }), 401);
+      expectError(await gateway.request('GET', '/api/v1/templates', { key: `${key}x` }), 'unauthenticated');
     });
 
     it('gives each key its own secret and ciphertext, and grants only the scopes asked for', async () => {
@@ -364,23 +364,23 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       const rows = await gateway.runtime.deps.store.db.selectFrom('api_keys').selectAll().where('workspace_id', '=', workspace.id).execute();
       expect(rows).toHaveLength(2);
       expect(rows[0]!.encrypted_key).not.toBe(rows[1]!.encrypted_key);
-      expectError(await gateway.request('GET', '/api/v1/templates', { key: first.body.key }), 403, /templates:read/);
+      expectError(await gateway.request('GET', '/api/v1/templates', { key: first.body.key }), 'forbidden_scope', /templates:read/);
     });
 
     it.each([
-      ['an unknown scope', { scopes: ['messages:send', 'messages:delete'] }, /scopes/],
-      ['no scopes', { scopes: [] }, /scopes/],
-      ['a missing scopes field', { name: 'x' }, /scopes/],
-      ['an ftp:// webhook URL', { scopes: ['messages:send'], webhook_url: 'ftp://hooks.example.com/tms' }, /webhook_url/],
-      ['a webhook URL that is not a URL', { scopes: ['messages:send'], webhook_url: 'hooks dot example' }, /webhook_url/],
-      ['a loopback webhook URL', { scopes: ['messages:send'], webhook_url: 'http://127.0.0.1/hook' }, /webhook_url/],
-      ['a localhost webhook URL', { scopes: ['messages:send'], webhook_url: 'http://localhost/hook' }, /webhook_url/],
-      ['a private-network webhook URL', { scopes: ['messages:send'], webhook_url: 'https://10.1.2.3/hook' }, /webhook_url/],
-      ['a webhook URL with credentials', { scopes: ['messages:send'], webhook_url: 'https://user:pw@hooks.example.com/' }, /webhook_url/],
-      ['a zero rate limit', { scopes: ['messages:send'], rate_limit_per_second: 0 }, /rate_limit_per_second/],
-    ])('refuses a key with %s (400) and creates nothing', async (_what, body, message) => {
+      ['an unknown scope', { scopes: ['messages:send', 'messages:delete'] }],
+      ['no scopes', { scopes: [] }],
+      ['a missing scopes field', { name: 'x' }],
+      ['an ftp:// webhook URL', { scopes: ['messages:send'], webhook_url: 'ftp://hooks.example.com/tms' }],
+      ['a webhook URL that is not a URL', { scopes: ['messages:send'], webhook_url: 'hooks dot example' }],
+      ['a loopback webhook URL', { scopes: ['messages:send'], webhook_url: 'http://127.0.0.1/hook' }],
+      ['a localhost webhook URL', { scopes: ['messages:send'], webhook_url: 'http://localhost/hook' }],
+      ['a private-network webhook URL', { scopes: ['messages:send'], webhook_url: 'https://10.1.2.3/hook' }],
+      ['a webhook URL with credentials', { scopes: ['messages:send'], webhook_url: 'https://user:pw@hooks.example.com/' }],
+      ['a zero rate limit', { scopes: ['messages:send'], rate_limit_per_second: 0 }],
+    ])('refuses a key with %s (400) and creates nothing', async (_what, body) => {
       const workspace = await createWorkspace();
-      expectError(await gateway.admin('POST', `/workspaces/${workspace.id}/api-keys`, body), 400, message);
+      expectError(await gateway.admin('POST', `/workspaces/${workspace.id}/api-keys`, body), 'invalid_request');
       expect((await gateway.admin('GET', `/workspaces/${workspace.id}/api-keys`)).body.count).toBe(0);
     });
 
@@ -391,7 +391,7 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       expect(revoked.status).toBe(200);
       expect(revoked.body).toMatchObject({ id: seeded.apiKeyId, workspace_id: seeded.workspaceId, revoked_at: expect.stringMatching(ISO_UTC) });
       expect(revoked.body).not.toHaveProperty('key');
-      expectError(await gateway.request('GET', '/api/v1/templates', { key: seeded.apiKey }), 401);
+      expectError(await gateway.request('GET', '/api/v1/templates', { key: seeded.apiKey }), 'unauthenticated');
       const list = await gateway.admin('GET', `/workspaces/${seeded.workspaceId}/api-keys`);
       expect(list.body.api_keys[0].revoked_at).toBe(revoked.body.revoked_at);
       const again = await gateway.admin('POST', `/api-keys/${seeded.apiKeyId}/revoke`);
@@ -431,13 +431,13 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
     ])('refuses webhook URL %s on change (400) and keeps the old one', async (url) => {
       const workspace = await createWorkspace();
       const key = (await gateway.admin('POST', `/workspaces/${workspace.id}/api-keys`, { scopes: ['messages:send'], webhook_url: 'https://hooks.example.com/old' })).body;
-      expectError(await gateway.admin('PATCH', `/api-keys/${key.id}`, { webhook_url: url }), 400, /webhook_url/);
+      expectError(await gateway.admin('PATCH', `/api-keys/${key.id}`, { webhook_url: url }), 'invalid_request');
       expect((await gateway.admin('GET', `/workspaces/${workspace.id}/api-keys`)).body.api_keys[0].webhook_url).toBe('https://hooks.example.com/old');
     });
 
     it('answers 404 for an unknown key', async () => {
-      expectError(await gateway.admin('POST', '/api-keys/key_does_not_exist/revoke'), 404, /key_does_not_exist/);
-      expectError(await gateway.admin('PATCH', '/api-keys/key_does_not_exist', { webhook_url: 'https://hooks.example.com/x' }), 404, /key_does_not_exist/);
+      expectError(await gateway.admin('POST', '/api-keys/key_does_not_exist/revoke'), 'api_key_not_found');
+      expectError(await gateway.admin('PATCH', '/api-keys/key_does_not_exist', { webhook_url: 'https://hooks.example.com/x' }), 'api_key_not_found');
     });
 
     it('accepts private webhook targets when TMS_WEBHOOK_ALLOW_PRIVATE is true', async () => {
@@ -448,7 +448,7 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
         expect(created.status).toBe(201);
         const changed = await permissive.admin('PATCH', `/api-keys/${created.body.id}`, { webhook_url: 'http://localhost/hook' });
         expect(changed.body.webhook_url).toBe('http://localhost/hook');
-        expectError(await permissive.admin('PATCH', `/api-keys/${created.body.id}`, { webhook_url: 'ftp://localhost/hook' }), 400, /webhook_url/);
+        expectError(await permissive.admin('PATCH', `/api-keys/${created.body.id}`, { webhook_url: 'ftp://localhost/hook' }), 'invalid_request');
       } finally {
         await permissive.close();
       }
@@ -517,7 +517,7 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       const original = senderAccountBody({ name: 'Owner OA' });
       expect((await gateway.admin('PUT', `/workspaces/${owner.id}/sender-accounts/${oaId}`, original)).status).toBe(200);
       const stolen = await gateway.admin('PUT', `/workspaces/${other.id}/sender-accounts/${oaId}`, senderAccountBody({ name: 'Thief OA' }));
-      expectError(stolen, 409, oaId);
+      expectError(stolen, 'sender_account_taken');
       expect((await gateway.admin('GET', `/workspaces/${other.id}/sender-accounts`)).body.count).toBe(0);
       const ownerList = await gateway.admin('GET', `/workspaces/${owner.id}/sender-accounts`);
       expect(ownerList.body.sender_accounts).toEqual([expect.objectContaining({ oa_id: oaId, name: 'Owner OA', workspace_id: owner.id })]);
@@ -536,16 +536,16 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
     });
 
     it.each([
-      ['no app_secret', { app_secret: undefined }, /app_secret/],
-      ['an empty refresh_token', { refresh_token: '' }, /refresh_token/],
-      ['a negative daily quota', { daily_quota: -1 }, /daily_quota/],
-      ['an unknown default mode', { default_mode: 'rsa' }, /default_mode/],
-      ['an unknown field', { access_token: 'x' }, /access_token/],
-    ])('refuses an account with %s (400)', async (_what, overrides, message) => {
+      ['no app_secret', { app_secret: undefined }],
+      ['an empty refresh_token', { refresh_token: '' }],
+      ['a negative daily quota', { daily_quota: -1 }],
+      ['an unknown default mode', { default_mode: 'rsa' }],
+      ['an unknown field', { access_token: 'x' }],
+    ])('refuses an account with %s (400)', async (_what, overrides) => {
       const workspace = await createWorkspace();
       const body = senderAccountBody(overrides);
       const response = await gateway.admin('PUT', `/workspaces/${workspace.id}/sender-accounts/oa${unique()}`, JSON.parse(JSON.stringify(body)));
-      expectError(response, 400, message);
+      expectError(response, 'invalid_request');
       expect((await gateway.admin('GET', `/workspaces/${workspace.id}/sender-accounts`)).body.count).toBe(0);
     });
   });
@@ -598,7 +598,7 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       expect(disabled.status).toBe(200);
       expect(disabled.body).toMatchObject({ template_id: seeded.templateId, status: 'DISABLE', price: 450 });
       expect(await publicTemplate()).toMatchObject({ status: 'DISABLE', price: 450 });
-      expectError(await send(), 400, /DISABLE/);
+      expectError(await send(), 'template_not_enabled', /DISABLE/);
 
       await gateway.admin('PUT', `/workspaces/${seeded.workspaceId}/templates/${seeded.templateId}`, templateBody(seeded.oaId, { status: 'ENABLE', price: 450 }));
       expect(await publicTemplate()).toMatchObject({ status: 'ENABLE', price: 450 });
@@ -615,8 +615,8 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       const mine = await seedWorkspace(gateway);
       const theirs = await seedWorkspace(gateway);
       const templateId = `t${unique()}`;
-      expectError(await gateway.admin('PUT', `/workspaces/${mine.workspaceId}/templates/${templateId}`, templateBody(theirs.oaId)), 404, theirs.oaId);
-      expectError(await gateway.admin('PUT', `/workspaces/${mine.workspaceId}/templates/${templateId}`, templateBody(`oa${unique()}`)), 404);
+      expectError(await gateway.admin('PUT', `/workspaces/${mine.workspaceId}/templates/${templateId}`, templateBody(theirs.oaId)), 'sender_account_not_found');
+      expectError(await gateway.admin('PUT', `/workspaces/${mine.workspaceId}/templates/${templateId}`, templateBody(`oa${unique()}`)), 'sender_account_not_found');
       const list = await gateway.admin('GET', `/workspaces/${mine.workspaceId}/templates`);
       expect(list.body.templates.map((template: { template_id: string }) => template.template_id)).not.toContain(templateId);
     });
@@ -625,7 +625,7 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       const owner = await seedWorkspace(gateway);
       const other = await seedWorkspace(gateway);
       const taken = await gateway.admin('PUT', `/workspaces/${other.workspaceId}/templates/${owner.templateId}`, templateBody(other.oaId, { price: 1 }));
-      expectError(taken, 409, owner.templateId);
+      expectError(taken, 'template_taken');
       const ownerView = await gateway.request('GET', '/api/v1/templates', { key: owner.apiKey });
       expect(ownerView.body.templates.find((template: { template_id: string }) => template.template_id === owner.templateId)).toMatchObject({ price: 300, oa_id: owner.oaId });
       const otherView = await gateway.request('GET', '/api/v1/templates', { key: other.apiKey });
@@ -633,17 +633,17 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
     });
 
     it.each([
-      ['an unknown status', { status: 'ON' }, /status/],
-      ['a negative price', { price: -1 }, /price/],
-      ['a price as text', { price: '300' }, /price/],
-      ['no params field', { params: undefined }, /params/],
-      ['a param listed twice', { params: [{ name: 'a', type: 'STRING', required: true, max_length: 5, min_length: 1 }, { name: 'a', type: 'STRING', required: true, max_length: 5, min_length: 1 }] }, /"a"/],
-      ['min_length above max_length', { params: [{ name: 'a', type: 'STRING', required: true, max_length: 2, min_length: 3 }] }, /min_length/],
-    ])('refuses a template with %s (400)', async (_what, overrides, message) => {
+      ['an unknown status', { status: 'ON' }],
+      ['a negative price', { price: -1 }],
+      ['a price as text', { price: '300' }],
+      ['no params field', { params: undefined }],
+      ['a param listed twice', { params: [{ name: 'a', type: 'STRING', required: true, max_length: 5, min_length: 1 }, { name: 'a', type: 'STRING', required: true, max_length: 5, min_length: 1 }] }],
+      ['min_length above max_length', { params: [{ name: 'a', type: 'STRING', required: true, max_length: 2, min_length: 3 }] }],
+    ])('refuses a template with %s (400)', async (_what, overrides) => {
       const seeded = await seedWorkspace(gateway);
       const templateId = `t${unique()}`;
       const response = await gateway.admin('PUT', `/workspaces/${seeded.workspaceId}/templates/${templateId}`, JSON.parse(JSON.stringify(templateBody(seeded.oaId, overrides))));
-      expectError(response, 400, message);
+      expectError(response, 'invalid_request');
       const list = await gateway.admin('GET', `/workspaces/${seeded.workspaceId}/templates`);
       expect(list.body.templates.map((template: { template_id: string }) => template.template_id)).not.toContain(templateId);
     });

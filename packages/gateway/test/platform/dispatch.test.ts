@@ -7,18 +7,13 @@ import forge from 'node-forge';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEMO_SENDER_ACCOUNT, DEMO_TEMPLATES } from '../../src/services/demo.ts';
 import { STORE_KINDS, startTestGateway, type TestGateway } from '../harness.ts';
+import { waitFor as waitUntil } from '../wait-for.ts';
 
 const OTP_TEMPLATE = '250002';
 
-async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+/** This suite's waits are longer than the shared default. */
+const waitFor = <T>(read: () => T | Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 20_000): Promise<T> =>
+  waitUntil(read, done, what, timeoutMs);
 
 function encryptPhone(phone: string, publicKeyPem: string): string {
   const key = forge.pki.publicKeyFromPem(publicKeyPem);

@@ -1,5 +1,5 @@
 /**
- * POST /platform/zns/events (DESIGN.md flow 3; reference/zns-platform.md §7): signed platform events mark
+ * POST /platform/zns/events (README, Architecture, flow 3; docs/zns-platform.md): signed platform events mark
  * messages delivered, queue the customer's delivery report (contract §6) in the outbox and sync template
  * statuses. Events are signed here with the reference's formula and with the simulator's own signer, and
  * in the last suite the simulator really POSTs one. Direct store access is limited to test setup the public
@@ -222,33 +222,33 @@ describe.each(STORE_KINDS)('POST /platform/zns/events (%s)', (kind) => {
     const before = await record(msgId);
     const event = deliveryEvent({ appId, oaId: ws.oaId, msgId: providerId, trackingId: msgId });
 
-    expectError(await postSigned(event.raw, event.timestamp, { oaSecret: 'not-the-secret' }), 401);
-    expectError(await post(event.raw), 401, /X-ZEvent-Signature/);
-    expectError(await post(event.raw, { 'x-zevent-signature': '' }), 401);
-    expectError(await post(event.raw, { 'x-zevent-signature': 'mac=' }), 401);
+    expectError(await postSigned(event.raw, event.timestamp, { oaSecret: 'not-the-secret' }), 'invalid_event_signature');
+    expectError(await post(event.raw), 'invalid_event_signature');
+    expectError(await post(event.raw, { 'x-zevent-signature': '' }), 'invalid_event_signature');
+    expectError(await post(event.raw, { 'x-zevent-signature': 'mac=' }), 'invalid_event_signature');
     // The signature of other bytes: a body changed in transit (one more space) no longer matches.
     const mac = referenceMac(appId, event.raw, event.timestamp, secret);
-    expectError(await post(event.raw.replace('"event_name":', '"event_name": '), { 'x-zevent-signature': `mac=${mac}` }), 401);
+    expectError(await post(event.raw.replace('"event_name":', '"event_name": '), { 'x-zevent-signature': `mac=${mac}` }), 'invalid_event_signature');
     // A signature made with another timestamp than the body's.
-    expectError(await post(event.raw, { 'x-zevent-signature': `mac=${referenceMac(appId, event.raw, '1', secret)}` }), 401);
+    expectError(await post(event.raw, { 'x-zevent-signature': `mac=${referenceMac(appId, event.raw, '1', secret)}` }), 'invalid_event_signature');
     // HMAC-SHA256 is not the platform's scheme.
     const hmac = createHmac('sha256', secret).update(appId + event.raw + event.timestamp).digest('hex');
-    expectError(await post(event.raw, { 'x-zevent-signature': `mac=${hmac}` }), 401);
+    expectError(await post(event.raw, { 'x-zevent-signature': `mac=${hmac}` }), 'invalid_event_signature');
 
     // A sender account we do not have: its signature cannot be verified.
     const unknownOa = `oa-unknown-${randomBytes(4).toString('hex')}`;
     const foreign = deliveryEvent({ appId, oaId: unknownOa, msgId: providerId, trackingId: msgId });
-    expectError(await postSigned(foreign.raw, foreign.timestamp), 401);
+    expectError(await postSigned(foreign.raw, foreign.timestamp), 'invalid_event_signature');
     // An event naming no sender account at all.
     const anonymous = JSON.stringify({ app_id: appId, event_name: 'user_received_message', message: { msg_id: providerId, delivery_time: '1767200401000', tracking_id: msgId }, timestamp: '1' });
-    expectError(await postSigned(anonymous, '1'), 401);
+    expectError(await postSigned(anonymous, '1'), 'invalid_event_signature');
 
     // A connected sender account without an OA secret key.
     const bare = await seedWorkspace(gateway);
     const bareMsg = await accept(bare.apiKey, { template_id: bare.templateId });
     await markSent(bareMsg, 'bare-provider-id');
     const bareEvent = deliveryEvent({ appId: `app-${bare.oaId}`, oaId: bare.oaId, msgId: 'bare-provider-id', trackingId: bareMsg });
-    expectError(await postSigned(bareEvent.raw, bareEvent.timestamp, { first: `app-${bare.oaId}`, oaSecret: '' }), 401, /secret/i);
+    expectError(await postSigned(bareEvent.raw, bareEvent.timestamp, { first: `app-${bare.oaId}`, oaSecret: '' }), 'invalid_event_signature');
     expect((await record(bareMsg, bare.apiKey)).status).toBe('sent');
 
     expect(await record(msgId)).toEqual(before);
@@ -257,11 +257,11 @@ describe.each(STORE_KINDS)('POST /platform/zns/events (%s)', (kind) => {
   });
 
   it('answers 400 for a body that is not JSON or not an object, and keeps the raw bytes whatever the Content-Type', async () => {
-    expectError(await post('{"app_id": '), 400, /JSON/);
-    expectError(await post('not json at all', { 'content-type': 'text/plain' }), 400, /JSON/);
-    expectError(await post(''), 400);
-    expectError(await post('[1,2]'), 400);
-    expectError(await gateway.request('POST', '/platform/zns/events'), 400);
+    expectError(await post('{"app_id": '), 'invalid_json');
+    expectError(await post('not json at all', { 'content-type': 'text/plain' }), 'invalid_json');
+    expectError(await post(''), 'invalid_json');
+    expectError(await post('[1,2]'), 'invalid_request');
+    expectError(await gateway.request('POST', '/platform/zns/events'), 'invalid_request');
 
     // A signed event sent as text/plain is still read as JSON and verified over its exact bytes.
     const msgId = await accept(ws.apiKey);
@@ -274,7 +274,7 @@ describe.each(STORE_KINDS)('POST /platform/zns/events (%s)', (kind) => {
 
     // The rest of the app keeps its own parser: a text/plain body on the public API is still 415.
     const send = await gateway.request('POST', '/api/v1/messages/send', { key: ws.apiKey, rawBody: 'hello', headers: { 'content-type': 'text/plain' } });
-    expectError(send, 415);
+    expectError(send, 'unsupported_media_type');
   });
 
   it('never touches a failed message', async () => {
@@ -415,7 +415,7 @@ describe.each(STORE_KINDS)('POST /platform/zns/events (%s)', (kind) => {
     const feedback = JSON.stringify({ app_id: appId, oa_id: ws.oaId, event_name: 'user_feedback', message: { msg_id: providerId, rate: '5' }, timestamp });
     expectStatus(await postSigned(feedback, timestamp), 200);
     const unsigned = JSON.stringify({ app_id: appId, oa_id: ws.oaId, event_name: 'change_oa_daily_quota', timestamp });
-    expectError(await post(unsigned), 401);
+    expectError(await post(unsigned), 'invalid_event_signature');
 
     expect(await record(msgId)).toEqual(before);
     expect(await outboxRows(msgId)).toHaveLength(0);
@@ -453,11 +453,11 @@ describe.each(STORE_KINDS)('POST /platform/zns/events (%s)', (kind) => {
     expect(price.price).toBe(300);
 
     const send = await gateway.request('POST', '/api/v1/messages/send', { key: ws.apiKey, body: { template_id: ws.templateId, phone: '0912345678', template_data: VALID_DATA } });
-    expectError(send, 400, /DISABLE/);
+    expectError(send, 'template_not_enabled', /DISABLE/);
 
     // Wrongly signed: nothing changes.
     const forged = statusEvent('ENABLE', 'DISABLE');
-    expectError(await postSigned(forged.raw, forged.timestamp, { oaSecret: 'forged' }), 401);
+    expectError(await postSigned(forged.raw, forged.timestamp, { oaSecret: 'forged' }), 'invalid_event_signature');
     expect(await templateOf()).toMatchObject({ status: 'DISABLE' });
 
     // An unknown template or status is answered and ignored.
@@ -476,8 +476,8 @@ describe.each(STORE_KINDS)('POST /platform/zns/events (%s)', (kind) => {
     expect(await templateOf()).toMatchObject({ status: 'ENABLE' });
   });
 
-  it('is listed in the OpenAPI document without API-key security', async () => {
-    const document = await gateway.request('GET', '/openapi.json');
+  it('is listed in the operator OpenAPI document without token security', async () => {
+    const document = await gateway.request('GET', '/admin/v1/openapi.json', { key: gateway.config.adminToken! });
     expectStatus(document, 200);
     const operation = document.body.paths['/platform/zns/events'].post;
     expect(operation.security).toEqual([]);

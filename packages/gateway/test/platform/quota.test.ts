@@ -1,6 +1,5 @@
 /**
- * GET /api/v1/quota and the batch cap from the platform's own quota (issue 3; contract 2.6, 4.9;
- * decisions.md daily quota; reference/zns-platform.md §5): real gateway, real simulator over HTTP,
+ * GET /api/v1/quota and the batch cap from the platform's own quota (docs/api.md daily quota; docs/zns-platform.md): real gateway, real simulator over HTTP,
  * SQLite and PostgreSQL. Each test gets its own simulator and gateway, so quotas start clean.
  * Dispatch is driven round by round here (no worker), so that "accepted but not sent yet" is a
  * state the test controls rather than a race.
@@ -10,6 +9,7 @@ import { signEvent, startSimulator, type RunningSimulator, type Seed } from '@tm
 import { afterEach, describe, expect, it } from 'vitest';
 import { MessageDispatcher } from '../../src/services/dispatch.ts';
 import { STORE_KINDS, startTestGateway, type TestGateway, type TestResponse } from '../harness.ts';
+import { waitFor as waitUntil } from '../wait-for.ts';
 
 const MAIN = { oaId: '4318269720189302001', appId: '2074138120372623001', appSecret: 'main-app-secret', oaSecretKey: 'main-oa-secret-key', refreshToken: 'main-refresh-0001', templateId: '270001' };
 const OTHER = { oaId: '4318269720189302002', appId: '2074138120372623002', appSecret: 'other-app-secret', oaSecretKey: 'other-oa-secret-key', refreshToken: 'other-refresh-0001', templateId: '270002' };
@@ -32,15 +32,9 @@ function seed(): Seed {
   return { oas: [oa(MAIN), oa(OTHER)], recipient_rules: [] };
 }
 
-async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+/** This suite's waits are longer than the shared default. */
+const waitFor = <T>(read: () => T | Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 15_000): Promise<T> =>
+  waitUntil(read, done, what, timeoutMs);
 
 interface QuotaEntry {
   oa_id: string;
@@ -206,6 +200,17 @@ describe.each(STORE_KINDS)('daily quota from the platform (%s)', (kind) => {
     const changed = await waitFor(quotas, (entries) => entries[MAIN.oaId]!.daily_quota === 30, 'the new tier');
     expect(changed[MAIN.oaId]).toMatchObject({ daily_quota: 30, used: 3, remaining: 27, error: null });
     expect(changed[OTHER.oaId]).toMatchObject({ daily_quota: 7, used: 0, remaining: 7, error: null });
+  });
+
+  it('never caps a batch with an expired figure: the first batch after expiry waits for a fresh one', async () => {
+    await setUp({ env: { TMS_PLATFORM_QUOTA_CACHE_MS: '300' } });
+    expect((await quotas())[MAIN.oaId]).toMatchObject({ daily_quota: 20, remaining: 20, error: null });
+    // Another system uses 16 of the 20 meanwhile, and nothing asks the platform until the figure expired.
+    simulator!.control.setQuota(MAIN.oaId, { used_today: 16 });
+    await new Promise((resolve) => setTimeout(resolve, 450));
+    const response = await batch(MAIN, 6);
+    expect(response.body.accepted).toBe(4);
+    expect(response.body.results[5].error).toMatch(/^daily_quota_exceeded: /);
   });
 
   it('reports a sender account that cannot log in with an error and its configured figures; the others are fine', async () => {

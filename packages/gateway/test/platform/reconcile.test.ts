@@ -11,6 +11,8 @@ import { STORE_KINDS, VALID_DATA, seedWorkspace, startTestGateway, type SeededWo
 const LEASE_MS = 1000;
 const GRACE_MS = 5000;
 const HOUR_MS = 3_600_000;
+const MAX_ATTEMPTS = 5;
+const EXHAUSTED = { code: -9003, message: 'Platform unavailable after 5 attempts', reason: 'retries exhausted' };
 
 describe.each(STORE_KINDS)('dispatch queue reconciliation (%s)', (kind) => {
   let gateway: TestGateway;
@@ -44,6 +46,14 @@ describe.each(STORE_KINDS)('dispatch queue reconciliation (%s)', (kind) => {
     return claimed;
   }
 
+  const reconcile = (now: number) => reconcileExpiredClaims(store(), { now, limit: 100, graceMs: GRACE_MS, maxAttempts: MAX_ATTEMPTS, exhausted: EXHAUSTED });
+  /** The same, reporting only what happened to `id` (earlier tests leave claims of their own to reconcile). */
+  const reconcileOne = async (id: string, now: number) => {
+    const result = await reconcile(now);
+    const only = (ids: string[]) => ids.filter((other) => other === id);
+    return { unconfirmed: only(result.unconfirmed), requeued: only(result.requeued), failed: only(result.failed) };
+  };
+
   const statusOf = async (id: string) =>
     store().db.selectFrom('messages').select(['status', 'unconfirmed_since']).where('id', '=', id).executeTakeFirstOrThrow();
 
@@ -52,17 +62,57 @@ describe.each(STORE_KINDS)('dispatch queue reconciliation (%s)', (kind) => {
     const start = Date.now() + HOUR_MS;
     const [first] = await claim([id!], start);
     // The first worker outlives its lease: the reconciler marks the send unconfirmed.
-    expect(await reconcileExpiredClaims(store(), { now: start + LEASE_MS + 1, limit: 100, graceMs: GRACE_MS })).toEqual({ unconfirmed: [id], requeued: [] });
+    expect(await reconcile(start + LEASE_MS + 1)).toEqual({ unconfirmed: [id], requeued: [], failed: [] });
     // That worker's late outcome, a retry, is believed: the message is queued again and no longer unconfirmed.
     await recordDispatchOutcomes(store(), [{ kind: 'retry', message: first!, dueAt: start + 2 * LEASE_MS }], start + LEASE_MS + 2);
     expect(await statusOf(id!)).toEqual({ status: 'queued', unconfirmed_since: null });
     // A second worker claims it and dies too: its send gets the whole grace period, not an immediate resend.
     const second = start + 3 * LEASE_MS;
     await claim([id!], second);
-    expect(await reconcileExpiredClaims(store(), { now: second + LEASE_MS + 1, limit: 100, graceMs: GRACE_MS })).toEqual({ unconfirmed: [id], requeued: [] });
-    expect(await reconcileExpiredClaims(store(), { now: second + LEASE_MS + 2, limit: 100, graceMs: GRACE_MS })).toEqual({ unconfirmed: [], requeued: [] });
-    expect(await reconcileExpiredClaims(store(), { now: second + LEASE_MS + GRACE_MS + 2, limit: 100, graceMs: GRACE_MS })).toEqual({ unconfirmed: [], requeued: [id] });
+    expect(await reconcile(second + LEASE_MS + 1)).toEqual({ unconfirmed: [id], requeued: [], failed: [] });
+    expect(await reconcile(second + LEASE_MS + 2)).toEqual({ unconfirmed: [], requeued: [], failed: [] });
+    expect(await reconcile(second + LEASE_MS + GRACE_MS + 2)).toEqual({ unconfirmed: [], requeued: [id], failed: [] });
     expect(await statusOf(id!)).toEqual({ status: 'queued', unconfirmed_since: null });
+  });
+
+  it('keeps a send with an unknown outcome unconfirmed until its wait ends, then queues it again with its attempt used', async () => {
+    const [id] = await accept(1);
+    const start = Date.now() + 3 * HOUR_MS;
+    const [claimed] = await claim([id!], start);
+    // The worker's send timed out after the request was written: it records the outcome as unknown.
+    await recordDispatchOutcomes(store(), [{ kind: 'unconfirmed', message: claimed!, waitUntil: start + 10 + GRACE_MS }], start + 10);
+    expect(await statusOf(id!)).toEqual({ status: 'sending', unconfirmed_since: start + 10 });
+    // Its claim's own lease has passed, but the wait for a trace has not: nothing happens.
+    expect(await reconcileOne(id!, start + LEASE_MS + 1)).toEqual({ unconfirmed: [], requeued: [], failed: [] });
+    expect(await reconcileOne(id!, start + 11 + GRACE_MS)).toEqual({ unconfirmed: [], requeued: [id], failed: [] });
+    const row = await store().db.selectFrom('messages').select(['status', 'attempts']).where('id', '=', id!).executeTakeFirstOrThrow();
+    expect(row).toEqual({ status: 'queued', attempts: 1 });
+  });
+
+  it('fails and refunds an unconfirmed send that has no attempt left, instead of sending it again', async () => {
+    const balanceOf = async () => (await gateway.admin('GET', `/workspaces/${ws.workspaceId}/wallet`)).body.balance as number;
+    const before = await balanceOf();
+    const [id] = await accept(1);
+    expect(await balanceOf()).toBeLessThan(before);
+    const start = Date.now() + 4 * HOUR_MS;
+    await store().db.updateTable('messages').set({ attempts: MAX_ATTEMPTS - 1 }).where('id', '=', id!).execute();
+    const [claimed] = await claim([id!], start);
+    expect(claimed!.attempts).toBe(MAX_ATTEMPTS);
+    await recordDispatchOutcomes(store(), [{ kind: 'unconfirmed', message: claimed!, waitUntil: start + 10 + GRACE_MS }], start + 10);
+    expect(await reconcileOne(id!, start + 11 + GRACE_MS)).toEqual({ unconfirmed: [], requeued: [], failed: [id] });
+    const row = await store().db.selectFrom('messages').select(['status', 'error_code']).where('id', '=', id!).executeTakeFirstOrThrow();
+    expect(row).toEqual({ status: 'failed', error_code: EXHAUSTED.code });
+    expect(await balanceOf()).toBe(before);
+  });
+
+  it('gives a released claim its attempt back and queues it at the given time', async () => {
+    const [id] = await accept(1);
+    const start = Date.now() + 5 * HOUR_MS;
+    const [claimed] = await claim([id!], start);
+    expect(claimed!.attempts).toBe(1);
+    await recordDispatchOutcomes(store(), [{ kind: 'released', message: claimed!, dueAt: start + 1234 }], start + 1);
+    const row = await store().db.selectFrom('messages').select(['status', 'attempts', 'due_at', 'lease_expires_at']).where('id', '=', id!).executeTakeFirstOrThrow();
+    expect(row).toEqual({ status: 'queued', attempts: 0, due_at: start + 1234, lease_expires_at: null });
   });
 
   it('records a round of 5,000 sent messages (more bound values than one SQLite statement takes)', async () => {

@@ -1,5 +1,5 @@
 /**
- * Template sync (issue 3) against the ZNS simulator over HTTP, on both stores: the platform's
+ * Template sync against the ZNS simulator over HTTP, on both stores: the platform's
  * templates become ours with params, status and price; the operator's price wins; status changes
  * show after the next sync and in the public API; the admin route, the `tms admin templates sync`
  * command and the worker's schedule all sync; an unavailable platform changes nothing.
@@ -12,6 +12,7 @@ import { AccessTokens } from '../../src/services/platform-tokens.ts';
 import { syncTemplates, type TemplateSyncSummary } from '../../src/services/template-sync.ts';
 import { templateSyncTask } from '../../src/workers/template-sync.ts';
 import { STORE_KINDS, SCOPES_ALL, startTestGateway, type TestGateway } from '../harness.ts';
+import { expectError } from '../api/helpers.ts';
 import { killAllTms, runAdminJson, runTms } from '../operator/processes.ts';
 
 const PROCESS_TIMEOUT_MS = 120_000;
@@ -302,9 +303,7 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
       const enabled = await ok(gateway.request('GET', '/api/v1/templates?status=ENABLE', { key }));
       expect(enabled.templates.map((template: { template_id: string }) => template.template_id)).toEqual(['269999']);
       // The change reached the send path at once (the catalog cache forgot the template).
-      const refused = await send();
-      expect(refused.status, refused.text).toBe(400);
-      expect(refused.body.error.message).toContain('DISABLE');
+      expectError(await send(), 'template_not_enabled', /DISABLE/);
       // The unknown template is left as it was.
       expect((await rows(workspaceId)).find((row) => row.template_id === '269999')).toMatchObject({ status: 'ENABLE', price: 100, synced_at: null });
 
@@ -330,15 +329,13 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
     expect(empty.status, empty.text).toBe(200);
     expect(empty.body.accounts[0]).toMatchObject({ unchanged: 2 });
 
-    expect((await gateway.admin('POST', '/workspaces/ws_missing/templates/sync')).status).toBe(404);
-    const otherOa = await gateway.admin('POST', `/workspaces/${workspaceId}/templates/sync`, { oa_id: DEMO_OA });
-    expect(otherOa.status).toBe(404);
-    expect(otherOa.body.error.message).toContain(DEMO_OA);
-    expect((await gateway.admin('POST', `/workspaces/${workspaceId}/templates/sync`, { oa_id: 5 })).status).toBe(400);
-    expect((await gateway.admin('POST', `/workspaces/${workspaceId}/templates/sync`, { oa: oa.oa_id })).status).toBe(400);
-    expect((await gateway.request('POST', `/admin/v1/workspaces/${workspaceId}/templates/sync`)).status).toBe(401);
+    expectError(await gateway.admin('POST', '/workspaces/ws_missing/templates/sync'), 'workspace_not_found');
+    expectError(await gateway.admin('POST', `/workspaces/${workspaceId}/templates/sync`, { oa_id: DEMO_OA }), 'sender_account_not_found');
+    expectError(await gateway.admin('POST', `/workspaces/${workspaceId}/templates/sync`, { oa_id: 5 }), 'invalid_request');
+    expectError(await gateway.admin('POST', `/workspaces/${workspaceId}/templates/sync`, { oa: oa.oa_id }), 'invalid_request');
+    expectError(await gateway.request('POST', `/admin/v1/workspaces/${workspaceId}/templates/sync`), 'unauthenticated');
     const key = (await ok(gateway.admin('POST', `/workspaces/${workspaceId}/api-keys`, { scopes: SCOPES_ALL }))).key as string;
-    expect((await gateway.request('POST', `/admin/v1/workspaces/${workspaceId}/templates/sync`, { key })).status).toBe(401);
+    expectError(await gateway.request('POST', `/admin/v1/workspaces/${workspaceId}/templates/sync`, { key }), 'unauthenticated');
   });
 
   it(

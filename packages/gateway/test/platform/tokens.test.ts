@@ -1,5 +1,5 @@
 /**
- * OAuth access tokens per sender account (issue 3), against a real simulator over HTTP and a real
+ * OAuth access tokens per sender account, against a real simulator over HTTP and a real
  * database: refresh before expiry, the new refresh token stored (encrypted) before the access token
  * is used, one refresh at a time per OA within and across runtimes, relogin_required surfaced to the
  * operator, transient failures releasing the lease.

@@ -1,5 +1,5 @@
 /**
- * Delivery-report webhooks end to end (contract section 6, decisions.md, issue 4): a message sent
+ * Delivery-report webhooks end to end (docs/api.md, delivery reports): a message sent
  * through the API is dispatched to the ZNS simulator, its signed delivery event marks it delivered,
  * and the webhook sender POSTs the report to a real receiver, which checks the signature on its own
  * over the raw bytes. Retries along the (shortened) ladder; duplicate platform events; metrics.

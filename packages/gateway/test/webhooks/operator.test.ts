@@ -97,7 +97,7 @@ describe.each(STORE_KINDS)('webhook deliveries, the operator side (%s)', (kind) 
     }
     expect((await deliveryOf(ids[2]!)).status).toBe('failed');
     const refused = await stack.gateway.admin('POST', `/webhook-deliveries/${(await deliveryOf(ids[2]!)).id}/redeliver`);
-    expectError(refused, 409, /revoked/);
+    expectError(refused, 'webhook_delivery_not_redeliverable', /revoked/);
     expect((await stack.gateway.admin('PATCH', `/api-keys/${downKey.id}`, { webhook_url: stack.receiver.url('/down') })).status).toBe(200);
   });
 
@@ -146,14 +146,14 @@ describe.each(STORE_KINDS)('webhook deliveries, the operator side (%s)', (kind) 
     const paged = await stack.gateway.admin('GET', `/webhook-deliveries?workspace_id=${stack.workspaceId}&limit=2&offset=1`);
     expect(paged.body.deliveries.map((row: { id: string }) => row.id)).toEqual(all.body.deliveries.slice(1, 3).map((row: { id: string }) => row.id));
 
-    expectError(await stack.gateway.admin('GET', '/webhook-deliveries?status=lost'), 400);
-    expectError(await stack.gateway.admin('GET', '/webhook-deliveries?since=yesterday'), 400, /since/);
-    expectError(await stack.gateway.admin('GET', '/webhook-deliveries/dlv_missing'), 404);
-    expectError(await stack.gateway.admin('POST', '/webhook-deliveries/dlv_missing/redeliver'), 404);
-    expectError(await stack.gateway.admin('POST', '/webhook-deliveries/redeliver-failed', {}), 400);
-    expectError(await stack.gateway.admin('POST', '/webhook-deliveries/redeliver-failed', { failed_since: 'not a time' }), 400);
-    expectError(await stack.gateway.request('GET', '/admin/v1/webhook-deliveries'), 401);
-    expectError(await stack.gateway.request('POST', `/admin/v1/webhook-deliveries/${all.body.deliveries[0].id}/redeliver`, { key: stack.key.key }), 401);
+    expectError(await stack.gateway.admin('GET', '/webhook-deliveries?status=lost'), 'invalid_request');
+    expectError(await stack.gateway.admin('GET', '/webhook-deliveries?since=yesterday'), 'invalid_date_range');
+    expectError(await stack.gateway.admin('GET', '/webhook-deliveries/dlv_missing'), 'webhook_delivery_not_found');
+    expectError(await stack.gateway.admin('POST', '/webhook-deliveries/dlv_missing/redeliver'), 'webhook_delivery_not_found');
+    expectError(await stack.gateway.admin('POST', '/webhook-deliveries/redeliver-failed', {}), 'invalid_request');
+    expectError(await stack.gateway.admin('POST', '/webhook-deliveries/redeliver-failed', { failed_since: 'not a time' }), 'invalid_date_range');
+    expectError(await stack.gateway.request('GET', '/admin/v1/webhook-deliveries'), 'unauthenticated');
+    expectError(await stack.gateway.request('POST', `/admin/v1/webhook-deliveries/${all.body.deliveries[0].id}/redeliver`, { key: stack.key.key }), 'unauthenticated');
 
     // A pending delivery cannot be redelivered.
     const hanging = await createHookKey(stack.gateway, stack.workspaceId, stack.receiver.url('/hang'));
@@ -161,7 +161,7 @@ describe.each(STORE_KINDS)('webhook deliveries, the operator side (%s)', (kind) 
     const msgId = await stack.send({}, hanging);
     const pending = await waitFor(() => deliveryOf(msgId), (row) => row !== undefined, 'the delivery');
     expect(pending.status).toBe('pending');
-    expectError(await stack.gateway.admin('POST', `/webhook-deliveries/${pending.id}/redeliver`), 409, /pending/);
+    expectError(await stack.gateway.admin('POST', `/webhook-deliveries/${pending.id}/redeliver`), 'webhook_delivery_pending');
     expect((await stack.gateway.admin('PATCH', `/api-keys/${hanging.id}`, { webhook_url: null })).status).toBe(200);
   });
 
@@ -217,7 +217,7 @@ describe.each(STORE_KINDS)('webhook deliveries, the operator side (%s)', (kind) 
 
     const afterRetention = { ...deps, clock: () => Date.now() + (deps.config.webhooks.retentionDays + 1) * 24 * 60 * 60 * 1000 };
     expect(await purgeFinishedWebhookDeliveries(afterRetention)).toBeGreaterThanOrEqual(1);
-    expectError(await stack.gateway.admin('GET', `/webhook-deliveries/${delivered.id}`), 404);
+    expectError(await stack.gateway.admin('GET', `/webhook-deliveries/${delivered.id}`), 'webhook_delivery_not_found');
     const attemptsLeft = await deps.store.db.selectFrom('webhook_attempts').select('id').where('delivery_id', '=', delivered.id).execute();
     expect(attemptsLeft).toEqual([]);
     expect((await deliveryOf(pendingId)).status).toBe('pending');

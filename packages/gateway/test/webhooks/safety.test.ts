@@ -41,8 +41,8 @@ describe.each(STORE_KINDS)('webhook URL safety, private targets refused (%s)', (
 
   it('refuses non-http(s) URLs, credentials and private, loopback or link-local literals when a key is configured', async () => {
     for (const url of ['ftp://hooks.example.com/x', 'http://user:secret@hooks.example.com/x', 'http://127.0.0.1:8080/x', 'http://[::1]/x', 'http://10.0.0.8/x', 'http://169.254.169.254/latest', 'http://localhost/x', 'http://[::ffff:127.0.0.1]/x']) {
-      expectError(await stack.gateway.admin('PATCH', `/api-keys/${stack.key.id}`, { webhook_url: url }), 400);
-      expectError(await stack.gateway.admin('POST', `/workspaces/${stack.workspaceId}/api-keys`, { scopes: ['messages:send'], webhook_url: url }), 400);
+      expectError(await stack.gateway.admin('PATCH', `/api-keys/${stack.key.id}`, { webhook_url: url }), 'invalid_request');
+      expectError(await stack.gateway.admin('POST', `/workspaces/${stack.workspaceId}/api-keys`, { scopes: ['messages:send'], webhook_url: url }), 'invalid_request');
     }
   });
 

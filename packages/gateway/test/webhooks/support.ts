@@ -115,15 +115,7 @@ export function messageIdOf(hook: ReceivedHook): string {
   return String((JSON.parse(hook.raw.toString('utf8')) as { message_id?: unknown }).message_id);
 }
 
-export async function waitFor<T>(read: () => T | Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)?.slice(0, 2000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+export { waitFor } from '../wait-for.ts';
 
 export function encryptPhone(phone: string, publicKeyPem: string): string {
   const key = forge.pki.publicKeyFromPem(publicKeyPem);

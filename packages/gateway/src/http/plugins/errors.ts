@@ -11,10 +11,19 @@ const FRAMEWORK_ERRORS: Record<number, { type: ErrorType; message?: string }> = 
   431: { type: 'headers_too_large', message: 'the request headers are too large' },
 };
 
-/** The contract's error body with the catalogued type; the status comes from the catalogue. */
+export interface ErrorBody {
+  error: { code: number; type: ErrorType; message: string };
+}
+
+/** The contract's error body with the catalogued type; `code` is the type's status. */
+export function errorBody(type: ErrorType, message: string): ErrorBody {
+  return { error: { code: ERROR_CATALOGUE[type].status, type, message } };
+}
+
+/** Answers with the contract's error body; the status comes from the catalogue. */
 export function sendError(reply: FastifyReply, type: ErrorType, message: string): FastifyReply {
-  const code = ERROR_CATALOGUE[type].status;
-  return reply.code(code).type('application/json').send({ error: { code, type, message } });
+  const body = errorBody(type, message);
+  return reply.code(body.error.code).type('application/json').send(body);
 }
 
 interface ValidationIssue {
@@ -40,7 +49,7 @@ function validationType(error: { validation?: ValidationIssue[] }): ErrorType {
   return error.validation?.[0]?.instancePath.endsWith('/tracking_id') ? 'invalid_tracking_id' : 'invalid_request';
 }
 
-/** Every failure leaves in the contract's error shape (section 2.7). */
+/** Every failure leaves in the contract's error shape (docs/api.md). */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError & { validation?: ValidationIssue[] }, request, reply) => {
     if (error instanceof ApiError) {

@@ -17,7 +17,11 @@ function presentedApiKey(request: FastifyRequest): string | undefined {
   return typeof header === 'string' && header !== '' ? header.trim() : undefined;
 }
 
-/** Authenticates the API key, checks the scope and the key's rate limit (in that order). */
+/**
+ * Authenticates the API key, checks the scope and the key's rate limit (in that order). Routes use
+ * it as their onRequest hook, before the body is read and validated: a caller without a good key
+ * learns nothing about its request, and invalid requests count against the rate limit too.
+ */
 export function requireScope(authenticator: ApiKeyAuthenticator, limiter: RateLimiter, scope: Scope) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const caller = await authenticator.authenticate(presentedApiKey(request), scope);
@@ -31,7 +35,7 @@ export function requireScope(authenticator: ApiKeyAuthenticator, limiter: RateLi
   };
 }
 
-/** The operator API: Authorization: Bearer <TMS_ADMIN_TOKEN>, compared in constant time. */
+/** The operator API: Authorization: Bearer <TMS_ADMIN_TOKEN>, compared in constant time; an onRequest hook like requireScope. */
 export function requireAdmin(adminToken: string) {
   return async (request: FastifyRequest): Promise<void> => {
     const authorization = request.headers.authorization ?? '';

@@ -1,5 +1,5 @@
 /**
- * Token buckets per API key, in this process (decisions.md: 50 requests/s, burst 100 by default).
+ * Token buckets per API key, in this process (docs/api.md: 50 requests/s, burst 100 by default).
  * With several API processes each enforces the limit on its own share of the traffic.
  */
 export class RateLimiter {

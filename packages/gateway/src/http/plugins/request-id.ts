@@ -11,6 +11,11 @@ let counter = 0;
 export function generateRequestId(request: IncomingMessage): string {
   const given = request.headers['x-request-id'];
   if (typeof given === 'string' && SAFE_REQUEST_ID.test(given)) return given;
+  return newRequestId();
+}
+
+/** A fresh id, also for answers written before there is a request (malformed HTTP). */
+export function newRequestId(): string {
   counter += 1;
   return `${PROCESS_PREFIX}${counter.toString(36)}`;
 }

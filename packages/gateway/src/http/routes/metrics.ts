@@ -1,11 +1,37 @@
 import { requireAdmin } from '../plugins/guards.ts';
 import type { App, RouteDependencies } from '../route-support.ts';
+import { OPERATOR_ERRORS } from '../openapi/common-errors.ts';
 
 /** GET /metrics: Prometheus text format, behind the operator token (queue and error figures are operational data). */
 export function registerMetrics(app: App, route: RouteDependencies): void {
   const adminToken = route.deps.config.adminToken;
   if (!adminToken) throw new Error('/metrics needs an admin token');
-  app.get('/metrics', { schema: { hide: true }, preHandler: requireAdmin(adminToken) }, async (_request, reply) => {
+  const schema = {
+    tags: ['Operations'],
+    operationId: 'getMetrics',
+    summary: 'Prometheus metrics',
+    description: 'Prometheus text exposition format (version 0.0.4): request, queue, dispatch, webhook and store figures of this process. Behind the operator token.',
+    'x-responses': {
+      200: {
+        description: 'The metrics of this process.',
+        mediaType: 'text/plain',
+        examples: {
+          metrics: {
+            summary: 'An excerpt',
+            value: [
+              '# HELP tms_messages_accepted_total Messages accepted (202) by this process',
+              '# TYPE tms_messages_accepted_total counter',
+              'tms_messages_accepted_total{path="send"} 1520',
+              'tms_messages_accepted_total{path="batch"} 48210',
+              '',
+            ].join('\n'),
+          },
+        },
+      },
+    },
+    'x-error-types': OPERATOR_ERRORS,
+  };
+  app.get('/metrics', { schema, onRequest: requireAdmin(adminToken) }, async (_request, reply) => {
     const { contentType, body } = await route.deps.metrics.render();
     return reply.type(contentType).send(body);
   });

@@ -75,7 +75,7 @@ CREATE TABLE templates (
 );
 CREATE INDEX templates_by_workspace ON templates (workspace_id, oa_id, status);
 
--- The messages table is the queue (DESIGN.md): acceptance inserts rows 'queued' with due_at.
+-- The messages table is the queue (README, Architecture): acceptance inserts rows 'queued' with due_at.
 CREATE TABLE messages (
   id text PRIMARY KEY,
   workspace_id text NOT NULL,

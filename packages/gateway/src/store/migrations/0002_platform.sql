@@ -1,4 +1,4 @@
--- The platform side (issue 3) and the customer-webhook outbox (issue 4).
+-- The platform side and the customer-webhook outbox.
 
 -- The OA Secret Key that signs the platform's webhook events (X-ZEvent-Signature), encrypted.
 ALTER TABLE sender_accounts ADD COLUMN encrypted_oa_secret_key text;

@@ -1,4 +1,4 @@
--- Template sync (issue 3): templates learned from the platform (GET /template/all + /template/info/v2).
+-- Template sync: templates learned from the platform (GET /template/all + /template/info/v2).
 
 -- Whose price the template carries. 'operator': registered or updated by the operator (their VND
 -- price wins and sync never touches it). 'platform': first seen through sync, priced at the

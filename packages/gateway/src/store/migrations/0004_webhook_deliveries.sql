@@ -1,4 +1,4 @@
--- The webhook sender (issue 4) drains webhook_deliveries (created by 0002).
+-- The webhook sender drains webhook_deliveries (created by 0002).
 --
 -- Statuses: pending (due at next_attempt_at; while a worker holds it, next_attempt_at equals
 -- lease_expires_at, so a dead worker's claim simply falls due again), delivered (a 2xx answer),

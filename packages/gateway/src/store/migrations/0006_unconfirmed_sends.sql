@@ -1,6 +1,6 @@
 -- A claim whose worker died leaves the send's outcome unknown: the platform may have taken it.
 -- The reconciler first marks such a message unconfirmed and waits for a trace of it (a delivery
--- event); only when none comes within the grace period is it sent again (issue 3, README).
+-- event); only when none comes within the grace period is it sent again (README).
 ALTER TABLE messages ADD COLUMN unconfirmed_since bigint;
 
 -- Sent messages whose delivery event is overdue are checked with the platform's status endpoint

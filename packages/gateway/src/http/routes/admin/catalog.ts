@@ -3,11 +3,16 @@ import { connectSenderAccount, listSenderAccounts, listWorkspaceTemplates, regis
 import { AccessTokens } from '../../../services/platform-tokens.ts';
 import { syncTemplates } from '../../../services/template-sync.ts';
 import type { App, RouteDependencies } from '../../route-support.ts';
-import { Nullable, errorResponses } from '../../schemas.ts';
+import { MAX_COUNT, MAX_INT32, MAX_PRICE_VND } from '../../../lib/limits.ts';
+import { Nullable } from '../../schemas.ts';
+import { JSON_BODY_ERRORS, OPERATOR_ERRORS, PATH_PARAMETER_ERRORS } from '../../openapi/common-errors.ts';
+import { EXAMPLE, ORDER_TEMPLATE, OTP_TEMPLATE } from '../../openapi/example-data.ts';
+import { SENDER_ACCOUNT } from '../../openapi/operator-examples.ts';
 import { TemplateSchema, TemplateStatusSchema } from '../templates/list.ts';
 import { SenderAccountSchema, TemplateSyncResultSchema, WorkspaceIdParams } from './admin-schemas.ts';
 
-const tags = ['operator'];
+const tags = ['Sender accounts and templates'];
+const WORKSPACE_ERRORS = ['workspace_not_found', ...PATH_PARAMETER_ERRORS, ...OPERATOR_ERRORS] as const;
 
 export function registerAdminCatalog(app: App, route: RouteDependencies): void {
   const { admin } = route;
@@ -16,13 +21,14 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
     {
       schema: {
         tags,
+        operationId: 'connectSenderAccount',
         summary: 'Connect (or update) a sender account with its ZNS credentials',
         params: Type.Object({ id: Type.String(), oa_id: Type.String({ minLength: 1, maxLength: 64 }) }),
         body: Type.Object(
           {
             name: Type.String({ minLength: 1, maxLength: 200 }),
             default_mode: Type.Optional(Type.Union([Type.Literal('plain'), Type.Literal('hashphone')])),
-            daily_quota: Type.Integer({ minimum: 0 }),
+            daily_quota: Type.Integer({ minimum: 0, maximum: MAX_COUNT }),
             app_id: Type.String({ minLength: 1 }),
             app_secret: Type.String({ minLength: 1 }),
             refresh_token: Type.String({ minLength: 1 }),
@@ -31,7 +37,24 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
           },
           { additionalProperties: false },
         ),
-        response: { 200: SenderAccountSchema, ...errorResponses(400, 401, 404, 409) },
+        response: { 200: SenderAccountSchema },
+        'x-parameter-examples': { id: EXAMPLE.workspaceId, oa_id: EXAMPLE.oaId },
+        'x-request-examples': {
+          connect: {
+            summary: 'Connect the shop OA with its Zalo app credentials',
+            value: {
+              name: EXAMPLE.oaName,
+              default_mode: 'plain',
+              daily_quota: 5000,
+              app_id: SENDER_ACCOUNT.app_id,
+              app_secret: 'Qm9hU2VuQXBwU2VjcmV0MjAyNg',
+              refresh_token: 'kR7pX2vN9mQ4tL8wZ3cB6yH1fJ5dG0sA',
+              oa_secret_key: 'hS4nV8qL2pW6tY0rE3uI7oK1mN5bZ9cX',
+            },
+          },
+        },
+        'x-responses': { 200: { description: 'The sender account, connected (its secrets are never shown).', examples: { connected: { summary: 'Connected', value: SENDER_ACCOUNT } } } },
+        'x-error-types': [...JSON_BODY_ERRORS, 'sender_account_taken', ...WORKSPACE_ERRORS],
       },
     },
     async (request) => connectSenderAccount(admin, request.params.id, { ...request.body, oa_id: request.params.oa_id }),
@@ -41,9 +64,36 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
     {
       schema: {
         tags,
+        operationId: 'listSenderAccounts',
         summary: "List a workspace's sender accounts (never the secrets)",
         params: WorkspaceIdParams,
-        response: { 200: Type.Object({ sender_accounts: Type.Array(SenderAccountSchema), count: Type.Integer() }), ...errorResponses(401, 404) },
+        response: { 200: Type.Object({ sender_accounts: Type.Array(SenderAccountSchema), count: Type.Integer() }) },
+        'x-parameter-examples': { id: EXAMPLE.workspaceId },
+        'x-responses': {
+          200: {
+            description: "The workspace's sender accounts; `token_problem` says which need the operator.",
+            examples: {
+              accounts: {
+                summary: 'One connected, one that needs a new refresh token',
+                value: {
+                  sender_accounts: [
+                    SENDER_ACCOUNT,
+                    {
+                      ...SENDER_ACCOUNT,
+                      oa_id: '4318269720189301002',
+                      name: 'Hoa Sen Chi nhánh Đà Nẵng',
+                      daily_quota: 2000,
+                      status: 'relogin_required',
+                      token_problem: 'The platform refused the refresh token (-124: Invalid refresh token); connect the sender account again with a new refresh token.',
+                    },
+                  ],
+                  count: 2,
+                },
+              },
+            },
+          },
+        },
+        'x-error-types': WORKSPACE_ERRORS,
       },
     },
     async (request) => listSenderAccounts(admin, request.params.id),
@@ -53,24 +103,25 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
     {
       schema: {
         tags,
+        operationId: 'registerTemplate',
         summary: 'Register or update a template with its params and price',
         params: Type.Object({ id: Type.String(), template_id: Type.String({ minLength: 1, maxLength: 64 }) }),
         body: Type.Object(
           {
             name: Type.String({ minLength: 1 }),
             status: TemplateStatusSchema,
-            template_type: Type.Integer({ minimum: 0 }),
+            template_type: Type.Integer({ minimum: 0, maximum: MAX_INT32 }),
             oa_id: Type.String({ minLength: 1 }),
             preview_url: Type.Optional(Type.String()),
-            price: Type.Integer({ minimum: 0, description: 'VND per message' }),
+            price: Type.Integer({ minimum: 0, maximum: MAX_PRICE_VND, description: 'VND per message, at most 10^9' }),
             params: Type.Array(
               Type.Object(
                 {
                   name: Type.String({ minLength: 1 }),
                   type: Type.String({ default: 'STRING' }),
                   required: Type.Boolean(),
-                  max_length: Type.Integer({ minimum: 0 }),
-                  min_length: Type.Integer({ minimum: 0 }),
+                  max_length: Type.Integer({ minimum: 0, maximum: MAX_INT32 }),
+                  min_length: Type.Integer({ minimum: 0, maximum: MAX_INT32 }),
                 },
                 { additionalProperties: false },
               ),
@@ -78,7 +129,24 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
           },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Intersect([TemplateSchema, Type.Object({ workspace_id: Type.String() })]), ...errorResponses(400, 401, 404, 409) },
+        response: { 200: Type.Intersect([TemplateSchema, Type.Object({ workspace_id: Type.String() })]) },
+        'x-parameter-examples': { id: EXAMPLE.workspaceId, template_id: EXAMPLE.orderTemplateId },
+        'x-request-examples': {
+          order: {
+            summary: 'The order confirmation at 300 VND per message',
+            value: {
+              name: ORDER_TEMPLATE.name,
+              status: 'ENABLE',
+              template_type: 1,
+              oa_id: EXAMPLE.oaId,
+              preview_url: ORDER_TEMPLATE.preview_url,
+              price: EXAMPLE.price,
+              params: ORDER_TEMPLATE.params,
+            },
+          },
+        },
+        'x-responses': { 200: { description: 'The template as registered.', examples: { registered: { summary: 'Registered', value: { ...ORDER_TEMPLATE, workspace_id: EXAMPLE.workspaceId } } } } },
+        'x-error-types': [...JSON_BODY_ERRORS, 'sender_account_not_found', 'template_taken', ...WORKSPACE_ERRORS],
       },
     },
     async (request) => registerTemplate(admin, request.params.id, { ...request.body, template_id: request.params.template_id }),
@@ -88,9 +156,15 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
     {
       schema: {
         tags,
+        operationId: 'listWorkspaceTemplates',
         summary: "List a workspace's templates",
         params: WorkspaceIdParams,
-        response: { 200: Type.Object({ templates: Type.Array(TemplateSchema), count: Type.Integer() }), ...errorResponses(401, 404) },
+        response: { 200: Type.Object({ templates: Type.Array(TemplateSchema), count: Type.Integer() }) },
+        'x-parameter-examples': { id: EXAMPLE.workspaceId },
+        'x-responses': {
+          200: { description: "The workspace's templates, whatever their status.", examples: { templates: { summary: 'Two templates', value: { templates: [ORDER_TEMPLATE, OTP_TEMPLATE], count: 2 } } } },
+        },
+        'x-error-types': WORKSPACE_ERRORS,
       },
     },
     async (request) => listWorkspaceTemplates(admin, request.params.id),
@@ -101,6 +175,7 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
     {
       schema: {
         tags,
+        operationId: 'syncTemplates',
         summary: "Sync a workspace's templates from the platform now",
         description:
           'For each connected sender account (or the one given): lists its templates on ZNS, reads each one, and creates or updates ours with ' +
@@ -108,7 +183,26 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
           "here gets the platform's. An account that cannot be synced (no token, platform unavailable) reports it in its error and is left unchanged.",
         params: WorkspaceIdParams,
         body: Type.Object({ oa_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) }, { additionalProperties: false }),
-        response: { 200: TemplateSyncResultSchema, ...errorResponses(400, 401, 404) },
+        response: { 200: TemplateSyncResultSchema },
+        'x-parameter-examples': { id: EXAMPLE.workspaceId },
+        'x-optional-body': true,
+        'x-request-examples': { one: { summary: 'One sender account (send no body for all of them)', value: { oa_id: EXAMPLE.oaId } } },
+        'x-responses': {
+          200: {
+            description: 'What changed, per sender account. An account that could not be synced carries `error` and was left as it was.',
+            examples: {
+              synced: {
+                summary: 'One template new, one changed',
+                value: {
+                  workspace_id: EXAMPLE.workspaceId,
+                  accounts: [{ oa_id: EXAMPLE.oaId, created: 1, updated: 1, unchanged: 1, failed: [], error: null }],
+                  count: 1,
+                },
+              },
+            },
+          },
+        },
+        'x-error-types': [...JSON_BODY_ERRORS, 'sender_account_not_found', ...WORKSPACE_ERRORS],
       },
       // The body is optional: a bodiless POST syncs every connected account.
       preValidation: async (request) => {

@@ -1,7 +1,9 @@
 import { Type } from 'typebox';
 import { requireScope } from '../../plugins/guards.ts';
 import { contextOf, idempotencyOf, sendServiceResponse, type App, type RouteDependencies } from '../../route-support.ts';
-import { TemplateData, TrackingId, errorResponses } from '../../schemas.ts';
+import { TemplateData, TrackingId } from '../../schemas.ts';
+import { ACCEPTANCE_ERRORS } from '../../openapi/common-errors.ts';
+import { EXAMPLE } from '../../openapi/example-data.ts';
 import { sendBatch } from '../../../services/send-messages.ts';
 import { BatchResponse, SendAt, SendMode } from './shared-schemas.ts';
 
@@ -30,14 +32,51 @@ export function registerSendBatch(app: App, route: RouteDependencies): void {
     '/api/v1/messages/batch',
     {
       schema: {
-        tags: ['messages'],
+        tags: ['Messages'],
+        operationId: 'sendBatch',
         summary: 'Send one template to up to 500 recipients',
         description:
-          'Scope messages:send. The wallet must cover every recipient that can be queued, or the answer is 402 and nothing is queued. Recipients past the sender account daily quota get daily_quota_exceeded.',
+          'Scope `messages:send`. The wallet must cover every recipient that can be queued, or the answer is 402 and nothing is queued. Recipients past the sender account daily quota get `daily_quota_exceeded`; a recipient without a phone or with wrong `template_data` gets its own error and the others are still queued.',
         body: BatchBody,
-        response: { 202: BatchResponse, ...errorResponses(400, 401, 402, 403, 404, 409, 413, 415, 422, 429) },
+        response: { 202: BatchResponse },
+        'x-request-examples': {
+          orders: {
+            summary: 'Three order confirmations, one without its order code',
+            value: {
+              template_id: EXAMPLE.orderTemplateId,
+              recipients: [
+                { phone: EXAMPLE.phoneLocal, template_data: EXAMPLE.orderData, tracking_id: EXAMPLE.trackingId },
+                { phone: EXAMPLE.secondPhoneLocal, template_data: EXAMPLE.secondOrderData, tracking_id: 'DH-20261124-002' },
+                { phone: '0903123456', template_data: { customer_name: 'Lê Văn Cường', amount: '215.000đ' }, tracking_id: 'DH-20261124-003' },
+              ],
+            },
+          },
+        },
+        'x-responses': {
+          202: {
+            description: 'Accepted: `accepted` recipients are queued and charged; the others carry their error, in request order.',
+            examples: {
+              partly: {
+                summary: 'Two queued, one refused',
+                value: {
+                  accepted: 2,
+                  total: 3,
+                  scheduled_at: null,
+                  results: [
+                    { phone: EXAMPLE.phone, msg_id: EXAMPLE.messageId, tracking_id: EXAMPLE.trackingId, status: 'queued' },
+                    { phone: EXAMPLE.secondPhone, msg_id: EXAMPLE.secondMessageId, tracking_id: 'DH-20261124-002', status: 'queued' },
+                    { phone: '84903123456', tracking_id: 'DH-20261124-003', status: 'error', error: 'invalid_template_data: missing required parameter "order_code"' },
+                  ],
+                },
+              },
+            },
+          },
+        },
+        'x-error-types': [
+          ...ACCEPTANCE_ERRORS,
+        ],
       },
-      preHandler: requireScope(route.authenticator, route.limiter, 'messages:send'),
+      onRequest: requireScope(route.authenticator, route.limiter, 'messages:send'),
     },
     async (request, reply) =>
       sendServiceResponse(reply, await sendBatch({ ctx: contextOf(request, route.deps), body: request.body, idempotency: idempotencyOf(request) })),

@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import { requireScope } from '../../plugins/guards.ts';
 import { contextOf, type App, type RouteDependencies } from '../../route-support.ts';
-import { errorResponses } from '../../schemas.ts';
+import { API_KEY_ERRORS, PATH_PARAMETER_ERRORS } from '../../openapi/common-errors.ts';
+import { EXAMPLE, MESSAGE_RECORDS } from '../../openapi/example-data.ts';
 import { getMessage } from '../../../services/messages.ts';
 import { MessageRecord } from './shared-schemas.ts';
 
@@ -10,13 +11,25 @@ export function registerGetMessage(app: App, route: RouteDependencies): void {
     '/api/v1/messages/:id',
     {
       schema: {
-        tags: ['messages'],
+        tags: ['Messages'],
+        operationId: 'getMessage',
         summary: 'Look up one message',
-        description: "Scope messages:read. 404 when the message is not in the key's workspace (or was cancelled).",
-        params: Type.Object({ id: Type.String() }),
-        response: { 200: MessageRecord, ...errorResponses(401, 403, 404, 429) },
+        description: "Scope `messages:read`. 404 when the message is not in the key's workspace (or was cancelled).",
+        params: Type.Object({ id: Type.String({ description: 'The msg_id' }) }),
+        'x-parameter-examples': { id: EXAMPLE.messageId },
+        response: { 200: MessageRecord },
+        'x-responses': {
+          200: {
+            description: 'The message as it is now.',
+            examples: {
+              delivered: { summary: 'Delivered', value: MESSAGE_RECORDS.delivered },
+              failed: { summary: 'Failed at the platform (refunded)', value: MESSAGE_RECORDS.failed },
+            },
+          },
+        },
+        'x-error-types': ['message_not_found', ...PATH_PARAMETER_ERRORS, ...API_KEY_ERRORS],
       },
-      preHandler: requireScope(route.authenticator, route.limiter, 'messages:read'),
+      onRequest: requireScope(route.authenticator, route.limiter, 'messages:read'),
     },
     async (request) => getMessage({ ctx: contextOf(request, route.deps), id: request.params.id }),
   );

@@ -1,7 +1,9 @@
 import { Type } from 'typebox';
 import { requireScope } from '../../plugins/guards.ts';
 import { contextOf, type App, type RouteDependencies } from '../../route-support.ts';
-import { errorResponses } from '../../schemas.ts';
+import { API_KEY_ERRORS } from '../../openapi/common-errors.ts';
+import { MESSAGE_RECORDS } from '../../openapi/example-data.ts';
+import { MAX_INT32 } from '../../../lib/limits.ts';
 import { listMessages } from '../../../services/messages.ts';
 import { MessageRecord, MessageStatusSchema } from './shared-schemas.ts';
 
@@ -15,7 +17,7 @@ const ListQuery = Type.Object(
     from: Type.Optional(Type.String({ description: 'Lower bound on created_at, ISO 8601 (Vietnam time without an offset)' })),
     to: Type.Optional(Type.String({ description: 'Upper bound on created_at' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Records skipped, newest first' })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_INT32, default: 0, description: 'Records skipped, newest first' })),
   },
   { additionalProperties: false },
 );
@@ -25,9 +27,10 @@ export function registerListMessages(app: App, route: RouteDependencies): void {
     '/api/v1/messages',
     {
       schema: {
-        tags: ['messages'],
+        tags: ['Messages'],
+        operationId: 'listMessages',
         summary: 'List messages, newest first',
-        description: 'Scope messages:read. Use status=failed with from to find failures, which have no webhook.',
+        description: 'Scope `messages:read`. Use `status=failed` with `from` to find failures, which have no webhook.',
         querystring: ListQuery,
         response: {
           200: Type.Object({
@@ -37,10 +40,26 @@ export function registerListMessages(app: App, route: RouteDependencies): void {
             count: Type.Integer({ description: 'Records in this page' }),
             has_more: Type.Boolean(),
           }),
-          ...errorResponses(400, 401, 403, 429),
         },
+        'x-parameter-examples': { status: 'failed', from: '2026-11-24T00:00:00+07:00', to: '2026-11-25T00:00:00+07:00', limit: 50, offset: 0 },
+        'x-responses': {
+          200: {
+            description: 'One page of messages, newest first.',
+            examples: {
+              failures: {
+                summary: "Today's failures (status=failed&from=2026-11-24T00:00:00+07:00)",
+                value: { messages: [MESSAGE_RECORDS.failed], limit: 50, offset: 0, count: 1, has_more: false },
+              },
+              page: {
+                summary: 'A page with more after it (limit=2)',
+                value: { messages: [MESSAGE_RECORDS.scheduled, MESSAGE_RECORDS.delivered], limit: 2, offset: 0, count: 2, has_more: true },
+              },
+            },
+          },
+        },
+        'x-error-types': ['invalid_request', 'invalid_date_range', ...API_KEY_ERRORS],
       },
-      preHandler: requireScope(route.authenticator, route.limiter, 'messages:read'),
+      onRequest: requireScope(route.authenticator, route.limiter, 'messages:read'),
     },
     async (request) => listMessages({ ctx: contextOf(request, route.deps), query: request.query }),
   );

@@ -1,7 +1,9 @@
 import { Type } from 'typebox';
 import { requireScope } from '../../plugins/guards.ts';
 import { contextOf, idempotencyOf, sendServiceResponse, type App, type RouteDependencies } from '../../route-support.ts';
-import { TemplateData, TrackingId, errorResponses } from '../../schemas.ts';
+import { TemplateData, TrackingId } from '../../schemas.ts';
+import { ACCEPTANCE_ERRORS } from '../../openapi/common-errors.ts';
+import { EXAMPLE } from '../../openapi/example-data.ts';
 import { sendRsa } from '../../../services/send-messages.ts';
 import { BatchResponse, SendAt } from './shared-schemas.ts';
 
@@ -31,13 +33,66 @@ export function registerSendRsa(app: App, route: RouteDependencies): void {
     '/api/v1/messages/rsa',
     {
       schema: {
-        tags: ['messages'],
+        tags: ['Messages'],
+        operationId: 'sendRsa',
         summary: 'Send to RSA-encrypted phone numbers',
-        description: 'Scope messages:send. The service never stores the phone in the clear; results carry no phone.',
+        description:
+          "Scope `messages:send`. Each `rsa_phone` is the standard base64 of the number encrypted with the sender account's RSA public key (RSA-OAEP, SHA-256, MGF1 SHA-1). The service never stores the phone in the clear; results carry no phone. A recipient whose ciphertext is not usable gets `rsa_phone_invalid` and the others are still queued.",
         body: RsaBody,
-        response: { 202: BatchResponse, ...errorResponses(400, 401, 402, 403, 404, 409, 413, 415, 422, 429) },
+        response: { 202: BatchResponse },
+        'x-request-examples': {
+          orders: {
+            summary: 'Two encrypted numbers',
+            value: {
+              template_id: EXAMPLE.orderTemplateId,
+              recipients: [
+                { rsa_phone: EXAMPLE.rsaPhones[0], template_data: EXAMPLE.orderData, tracking_id: EXAMPLE.trackingId },
+                { rsa_phone: EXAMPLE.rsaPhones[1], template_data: EXAMPLE.secondOrderData, tracking_id: 'DH-20261124-002' },
+              ],
+              send_at: '2026-11-25T09:00:00+07:00',
+            },
+          },
+        },
+        'x-responses': {
+          202: {
+            description: 'Accepted: `accepted` recipients are queued and charged; the others carry their error, in request order. No phone is echoed.',
+            examples: {
+              queued: {
+                summary: 'Both queued for 9:00 Vietnam time',
+                value: {
+                  accepted: 2,
+                  total: 2,
+                  scheduled_at: '2026-11-25T02:00:00.000Z',
+                  results: [
+                    { msg_id: EXAMPLE.messageId, tracking_id: EXAMPLE.trackingId, status: 'queued' },
+                    { msg_id: EXAMPLE.secondMessageId, tracking_id: 'DH-20261124-002', status: 'queued' },
+                  ],
+                },
+              },
+              quota: {
+                summary: 'The daily quota ran out after the first',
+                value: {
+                  accepted: 1,
+                  total: 2,
+                  scheduled_at: null,
+                  results: [
+                    { msg_id: EXAMPLE.messageId, tracking_id: EXAMPLE.trackingId, status: 'queued' },
+                    {
+                      tracking_id: 'DH-20261124-002',
+                      status: 'error',
+                      error: 'daily_quota_exceeded: sender account 4318269720189301001 has no daily quota left for 2026-11-24 (daily quota 5000)',
+                    },
+                  ],
+                },
+              },
+            },
+          },
+        },
+        'x-error-types': [
+          ...ACCEPTANCE_ERRORS,
+        ],
       },
-      preHandler: requireScope(route.authenticator, route.limiter, 'messages:send'),
+      onRequest: requireScope(route.authenticator, route.limiter, 'messages:send'),
     },
     async (request, reply) =>
       sendServiceResponse(reply, await sendRsa({ ctx: contextOf(request, route.deps), body: request.body, idempotency: idempotencyOf(request) })),

@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import { requireScope } from '../../plugins/guards.ts';
 import { contextOf, type App, type RouteDependencies } from '../../route-support.ts';
-import { errorResponses } from '../../schemas.ts';
+import { API_KEY_ERRORS } from '../../openapi/common-errors.ts';
+import { EXAMPLE, ORDER_TEMPLATE, OTP_TEMPLATE } from '../../openapi/example-data.ts';
 import { listTemplates } from '../../../services/catalog.ts';
 import { TEMPLATE_STATUSES } from '../../../services/vocabulary.ts';
 
@@ -32,13 +33,22 @@ export function registerListTemplates(app: App, route: RouteDependencies): void 
     '/api/v1/templates',
     {
       schema: {
-        tags: ['catalog'],
+        tags: ['Catalog'],
+        operationId: 'listTemplates',
         summary: 'List templates',
-        description: 'Scope templates:read. Call before sending to learn parameter names. Only ENABLE templates can be sent.',
+        description: 'Scope `templates:read`. Call before sending to learn parameter names. Only ENABLE templates can be sent.',
         querystring: Type.Object({ status: Type.Optional(TemplateStatusSchema), oa_id: Type.Optional(Type.String()) }, { additionalProperties: false }),
-        response: { 200: Type.Object({ templates: Type.Array(TemplateSchema), count: Type.Integer() }), ...errorResponses(400, 401, 403, 429) },
+        response: { 200: Type.Object({ templates: Type.Array(TemplateSchema), count: Type.Integer() }) },
+        'x-parameter-examples': { status: 'ENABLE', oa_id: EXAMPLE.oaId },
+        'x-responses': {
+          200: {
+            description: "The workspace's templates with their params and price (VND per message).",
+            examples: { templates: { summary: 'An order confirmation and an OTP template', value: { templates: [ORDER_TEMPLATE, OTP_TEMPLATE], count: 2 } } },
+          },
+        },
+        'x-error-types': ['invalid_request', ...API_KEY_ERRORS],
       },
-      preHandler: requireScope(route.authenticator, route.limiter, 'templates:read'),
+      onRequest: requireScope(route.authenticator, route.limiter, 'templates:read'),
     },
     async (request) => listTemplates({ ctx: contextOf(request, route.deps), query: request.query }),
   );

@@ -1,0 +1,185 @@
+/**
+ * The two reference documents, cut from the one @fastify/swagger generates from the routes: the
+ * public API (`/api/v1` and its delivery-report webhook) and the operator's (everything else).
+ * Each operation gets its examples, documented headers and one error response per status of the
+ * error types its route declares, and each document keeps only the components it uses.
+ */
+import type { ErrorType } from '../../services/errors.ts';
+import { OPERATOR_DESCRIPTION, OPERATOR_TAGS, PUBLIC_DESCRIPTION, PUBLIC_TAGS } from './descriptions.ts';
+import type { OpenApiDocument, OperationObject, ParameterObject, PathItem, Reference, ResponseObject, TagObject } from './document-types.ts';
+import { errorExamples, groupByStatus } from './error-responses.ts';
+import { reshapeDocumentSchemas } from './schema-shapes.ts';
+import { HEADERS, PARAMETERS, SECURITY, SECURITY_SCHEMES, headerRef, parameterRef, type Audience } from './shared-components.ts';
+import { addDeliveryReportWebhook, type WebhookRules } from './webhooks.ts';
+
+export type { Audience } from './shared-components.ts';
+
+export interface ReferenceDocuments {
+  public: OpenApiDocument;
+  operator: OpenApiDocument;
+}
+
+const TITLE: Record<Audience, string> = { public: 'TMS: template messaging API', operator: 'TMS: operator API' };
+const DESCRIPTION: Record<Audience, string> = { public: PUBLIC_DESCRIPTION, operator: OPERATOR_DESCRIPTION };
+const TAGS: Record<Audience, TagObject[]> = { public: PUBLIC_TAGS, operator: OPERATOR_TAGS };
+
+const isPublicPath = (path: string): boolean => path.startsWith('/api/v1/') || path === '/api/v1';
+
+/** How each audience's guard words its refusals (guards.ts), under the route's own wording. */
+const AUDIENCE_ERROR_MESSAGES: Record<Audience, Partial<Record<ErrorType, string>>> = {
+  public: {},
+  operator: { unauthenticated: 'missing or wrong operator token' },
+};
+
+/** The POSTs of /api/v1 all read Idempotency-Key (route-support.ts idempotencyOf). */
+const readsIdempotencyKey = (audience: Audience, method: string): boolean => audience === 'public' && method === 'post';
+
+interface OperationPlace {
+  audience: Audience;
+  method: string;
+  path: string;
+}
+
+/** X-Request-Id always; on the public API the rate-limit figures once the key is known (not on 401 and 403), the replay flag on a POST's success. */
+function responseHeaders(place: OperationPlace, status: string): Record<string, Reference> {
+  const headers: Record<string, Reference> = { 'X-Request-Id': headerRef('RequestId') };
+  if (place.audience !== 'public') return headers;
+  if (status !== '401' && status !== '403') {
+    headers['X-RateLimit-Limit'] = headerRef('RateLimitLimit');
+    headers['X-RateLimit-Remaining'] = headerRef('RateLimitRemaining');
+  }
+  if (status === '429') headers['Retry-After'] = headerRef('RetryAfter');
+  if (status.startsWith('2') && readsIdempotencyKey(place.audience, place.method)) headers['Idempotent-Replayed'] = headerRef('IdempotentReplayed');
+  return headers;
+}
+
+function errorResponse(types: readonly ErrorType[], messages: Partial<Record<ErrorType, string>> | undefined): ResponseObject {
+  return {
+    description: types.map((type) => `\`${type}\``).join(', '),
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' }, examples: errorExamples(types, messages) } },
+  };
+}
+
+/** The error types by status; each response's examples explain them one by one. */
+function errorTable(types: readonly ErrorType[]): string {
+  const rows = [...groupByStatus(types)].map(([status, group]) => `| ${status} | ${group.map((type) => `\`${type}\``).join(', ')} |`);
+  return ['**Error types** (see the responses for what each means and what to do)', '', '| Status | Types |', '| --- | --- |', ...rows].join('\n');
+}
+
+/** Turns a route's documentation keys into examples, headers and error responses, and removes them. */
+function completeOperation(operation: OperationObject, place: OperationPlace): void {
+  const {
+    'x-request-headers': requestHeaders,
+    'x-parameter-examples': parameterExamples,
+    'x-optional-body': optionalBody,
+    'x-request-examples': requestExamples,
+    'x-responses': successes,
+    'x-error-types': errorTypes,
+    'x-error-messages': errorMessages,
+  } = operation;
+  delete operation['x-request-headers'];
+  delete operation['x-parameter-examples'];
+  delete operation['x-error-messages'];
+  delete operation['x-optional-body'];
+  delete operation['x-request-examples'];
+  delete operation['x-responses'];
+  delete operation['x-error-types'];
+
+  for (const parameter of operation.parameters ?? []) {
+    if ('name' in parameter && parameterExamples && Object.hasOwn(parameterExamples, parameter.name)) parameter.example = parameterExamples[parameter.name];
+  }
+  const parameters: (ParameterObject | Reference)[] = [...(operation.parameters ?? []), parameterRef('RequestId')];
+  if (readsIdempotencyKey(place.audience, place.method)) parameters.push(parameterRef('IdempotencyKey'));
+  for (const [name, header] of Object.entries(requestHeaders ?? {})) {
+    parameters.push({ name, in: 'header', required: true, description: header.description, schema: { type: 'string' }, example: header.example });
+  }
+  operation.parameters = parameters;
+
+  if (requestExamples) {
+    // A route that parses its own body (the platform events keep the raw bytes) declares no body schema.
+    operation.requestBody ??= { required: true, content: { 'application/json': { schema: { type: 'object' } } } };
+    const json = operation.requestBody.content['application/json'];
+    if (json) json.examples = requestExamples;
+  }
+  if (optionalBody && operation.requestBody) operation.requestBody.required = false;
+
+  for (const [status, docs] of Object.entries(successes ?? {})) {
+    const mediaType = docs.mediaType ?? 'application/json';
+    const response: ResponseObject = operation.responses[status] ?? { description: docs.description };
+    response.description = docs.description;
+    // A body that is not JSON has no response schema (it would be serialised as JSON): it is text.
+    response.content ??= { [mediaType]: { schema: { type: 'string' } } };
+    const media = response.content[mediaType];
+    if (media) media.examples = docs.examples;
+    operation.responses[status] = response;
+  }
+
+  if (errorTypes && errorTypes.length > 0) {
+    for (const [status, types] of groupByStatus(errorTypes)) operation.responses[String(status)] = errorResponse(types, { ...AUDIENCE_ERROR_MESSAGES[place.audience], ...errorMessages });
+    operation.description = [operation.description, errorTable(errorTypes)].filter(Boolean).join('\n\n');
+  }
+  for (const [status, response] of Object.entries(operation.responses)) response.headers = { ...response.headers, ...responseHeaders(place, status) };
+  operation.responses = Object.fromEntries(Object.entries(operation.responses).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** The `$ref`s a document uses, as "kind/name" (schemas/ErrorBody). */
+function usedComponents(document: OpenApiDocument): Set<string> {
+  const used = new Set<string>();
+  for (const match of JSON.stringify({ ...document, components: undefined }).matchAll(/"#\/components\/(\w+)\/([\w.-]+)"/g)) used.add(`${match[1]}/${match[2]}`);
+  // Components may refer to each other: follow them until nothing new turns up.
+  let size = -1;
+  while (used.size !== size) {
+    size = used.size;
+    for (const entry of [...used]) {
+      const [kind, name] = entry.split('/') as [keyof OpenApiDocument['components'], string];
+      const component = document.components[kind]?.[name];
+      for (const match of JSON.stringify(component ?? {}).matchAll(/"#\/components\/(\w+)\/([\w.-]+)"/g)) used.add(`${match[1]}/${match[2]}`);
+    }
+  }
+  return used;
+}
+
+function keepUsed<T>(components: Record<string, T> | undefined, kind: string, used: Set<string>): Record<string, T> | undefined {
+  const kept = Object.entries(components ?? {}).filter(([name]) => used.has(`${kind}/${name}`));
+  return kept.length > 0 ? Object.fromEntries(kept) : undefined;
+}
+
+function buildDocument(generated: OpenApiDocument, audience: Audience, rules: WebhookRules): OpenApiDocument {
+  const paths: Record<string, PathItem> = {};
+  for (const [path, item] of Object.entries(structuredClone(generated.paths))) {
+    if (isPublicPath(path) !== (audience === 'public')) continue;
+    for (const [method, operation] of Object.entries(item)) completeOperation(operation, { audience, method, path });
+    paths[path] = item;
+  }
+  const document: OpenApiDocument = {
+    openapi: '3.1.0',
+    info: { title: TITLE[audience], version: generated.info.version, description: DESCRIPTION[audience] },
+    servers: [{ url: '/', description: 'This gateway' }],
+    security: SECURITY[audience],
+    tags: [],
+    paths,
+    components: {
+      schemas: structuredClone(generated.components.schemas ?? {}),
+      parameters: PARAMETERS,
+      headers: HEADERS,
+      securitySchemes: SECURITY_SCHEMES[audience],
+    },
+  };
+  if (audience === 'public') addDeliveryReportWebhook(document, rules);
+  const usedTags = new Set([...Object.values(document.paths), ...Object.values(document.webhooks ?? {})].flatMap((item) => Object.values(item).flatMap((operation) => operation.tags ?? [])));
+  document.tags = TAGS[audience].filter((tag) => usedTags.has(tag.name));
+  const used = usedComponents(document);
+  document.components = {
+    schemas: keepUsed(document.components.schemas, 'schemas', used),
+    parameters: keepUsed(document.components.parameters, 'parameters', used),
+    headers: keepUsed(document.components.headers, 'headers', used),
+    securitySchemes: document.components.securitySchemes,
+  };
+  reshapeDocumentSchemas(document);
+  return JSON.parse(JSON.stringify(document)) as OpenApiDocument;
+}
+
+/** Both documents from the one @fastify/swagger generated for every route. */
+export function buildReferenceDocuments(generated: OpenApiDocument, rules: WebhookRules): ReferenceDocuments {
+  return { public: buildDocument(generated, 'public', rules), operator: buildDocument(generated, 'operator', rules) };
+}

@@ -1,0 +1,75 @@
+/**
+ * /readyz tells whether the process's worker loops make progress, not only whether the store
+ * answers a SELECT: a dispatch loop that stopped completing rounds makes it 503 (error envelope,
+ * service_unavailable), and the age of each loop's last round is a metric. Real gateway with its
+ * workers. The stall is a lock on the messages table held by another session, which blocks the
+ * claims while the store still answers: PostgreSQL only (a blocked SQLite write blocks the whole
+ * process, readiness included).
+ */
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { STORE_KINDS, startTestGateway, type TestGateway } from '../harness.ts';
+import { waitFor as waitUntil } from '../wait-for.ts';
+
+/** This suite's waits are longer than the shared default. */
+const waitFor = <T>(read: () => T | Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 20_000): Promise<T> =>
+  waitUntil(read, done, what, timeoutMs);
+
+const WORKER_ENV = {
+  // No platform is needed: nothing is sent.
+  ZNS_API_URL: 'http://127.0.0.1:9',
+  ZNS_OAUTH_URL: 'http://127.0.0.1:9',
+  ZNS_TIMEOUT_MS: '100',
+  TMS_DISPATCH_POLL_MS: '20',
+  TMS_TEMPLATE_SYNC_MS: '0',
+  TMS_PLATFORM_QUOTA_CACHE_MS: '0',
+};
+
+function loopAges(metricsText: string): Map<string, number> {
+  const ages = new Map<string, number>();
+  for (const line of metricsText.split('\n')) {
+    const match = /^tms_worker_loop_last_round_age_seconds\{loop="([a-z_]+)"\} (\S+)$/.exec(line);
+    if (match) ages.set(match[1]!, Number(match[2]));
+  }
+  return ages;
+}
+
+describe.each(STORE_KINDS)('readiness and worker loops (%s)', (kind) => {
+  let gateway: TestGateway | undefined;
+
+  afterEach(async () => {
+    await gateway?.close();
+    gateway = undefined;
+  });
+
+  it('reports the age of every worker loop of the process and is ready while they run', async () => {
+    gateway = await startTestGateway(kind, { worker: true, env: WORKER_ENV });
+    const target = gateway;
+    expect((await target.request('GET', '/readyz')).status).toBe(200);
+    const metrics = await target.request('GET', '/metrics', { key: target.config.adminToken! });
+    expect([...loopAges(metrics.text).keys()].sort()).toEqual(['dispatch_claims', 'dispatch_reconcile', 'dispatch_sends', 'webhook_claims', 'webhook_deliveries']);
+  });
+
+  it.runIf(kind === 'postgres')('answers 503 while the dispatch loop cannot complete a round, and ready again once it can', async () => {
+    gateway = await startTestGateway(kind, { worker: true, env: WORKER_ENV });
+    const target = gateway;
+    expect((await target.request('GET', '/readyz')).status).toBe(200);
+
+    // Another session holds a lock that blocks every claim; reads (and SELECT 1) still work.
+    const blocker = new pg.Client({ connectionString: target.database.env.DATABASE_URL });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE messages IN EXCLUSIVE MODE');
+      const stalled = await waitFor(() => target.request('GET', '/readyz'), (response) => response.status !== 200, 'readiness to fail');
+      expect(stalled.status).toBe(503);
+      expect(stalled.body.error).toMatchObject({ type: 'service_unavailable', message: expect.stringContaining('dispatch_claims') });
+      const metrics = await target.request('GET', '/metrics', { key: target.config.adminToken! });
+      expect(loopAges(metrics.text).get('dispatch_claims')).toBeGreaterThan(0);
+    } finally {
+      await blocker.query('ROLLBACK');
+      await blocker.end();
+    }
+    await waitFor(() => target.request('GET', '/readyz'), (response) => response.status === 200, 'readiness to come back');
+  });
+});
