@@ -302,7 +302,7 @@ export interface DispatchTarget {
   met: boolean | null;
 }
 
-/** Issue 3's targets: one worker ≥ 3,000/s at once, ≥ 2,000/s at 50 ms; two workers never send twice. */
+/** Dispatch targets: one worker ≥ 3,000/s at once, ≥ 2,000/s at 50 ms; two workers never send twice. */
 export function dispatchTargets(results: DispatchResult[]): DispatchTarget[] {
   const targets: DispatchTarget[] = [];
   for (const r of results) {

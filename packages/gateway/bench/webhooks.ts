@@ -394,7 +394,7 @@ export function webhookTable(results: WebhookResult[]): string {
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
-/** Issue 4's targets: ≥ 4,000 deliveries/s from one process; the full loop ≥ 2,000 messages/s. */
+/** Webhook targets: ≥ 4,000 deliveries/s from one process; the full loop ≥ 2,000 messages/s. */
 export function webhookTargets(results: WebhookResult[]): { text: string; met: boolean | null }[] {
   return results.map((r) => {
     const valid = r.problems.length === 0;

@@ -1,5 +1,5 @@
 /**
- * Every ZNS error code of ../shared/reference/zns-platform.md §3: whether to try again, an English
+ * Every ZNS error code of docs/zns-platform.md: whether to try again, an English
  * message and the Vietnamese reason shown to people. Generated from the reference table; English
  * texts in the reference's italics are our translations.
  *
@@ -91,7 +91,7 @@ const CATALOGUE: PlatformError[] = [
   { code: -160, retry: 'never', message: "Daily quota for create/edit or upload exceeded", reason: "Số lượng tạo/edit template hoặc upload attachment vượt quá daily quota" },
   { code: -161, retry: 'never', message: "Bad sending_mode", reason: "sending_mode truyền sai giá trị cho phép" },
   { code: -162, retry: 'never', message: "Sending_mode 3 not for tag 1/2", reason: "Chế độ Gửi vượt hạn mức (sending_mode = 3) không hỗ trợ để gửi tin tag 1, 2" },
-  // Codes a ZNS client may also meet (reference §3, "related codes").
+  // Codes a ZNS client may also meet (docs/zns-platform.md, "related codes").
   { code: -32, retry: 'backoff', message: 'App or OA rate limit exceeded', reason: 'Vượt quá giới hạn số lần gọi API, vui lòng thử lại sau' },
   { code: -216, retry: 'refresh_token', message: 'Access token invalid', reason: 'Mã truy cập không hợp lệ' },
   { code: -220, retry: 'refresh_token', message: 'Access token is expired or removed', reason: 'Mã truy cập đã hết hạn hoặc đã bị thu hồi' },
@@ -100,7 +100,7 @@ const CATALOGUE: PlatformError[] = [
 ];
 
 /**
- * The gateway's own codes, for failures that never reached the platform (decisions.md: "a negative
+ * The gateway's own codes, for failures that never reached the platform (docs/api.md: "a negative
  * code of the service's own"). Kept far from the platform's range.
  */
 export const GATEWAY_ERRORS = {

@@ -3,7 +3,7 @@ import { headerValueProblem } from './header-value.ts';
 
 /**
  * The ZNS client: the same code talks to the real platform and to packages/zns-sim.
- * Wire facts come from ../shared/reference/zns-platform.md: OAuth v4 with a form body and the
+ * Wire facts come from docs/zns-platform.md: OAuth v4 with a form body and the
  * `secret_key` header; business calls with the bare `access_token` header; errors as HTTP 200 with
  * a non-zero `error`; numbers that often arrive as strings (parsed leniently here).
  */
@@ -123,7 +123,7 @@ export function toNumber(value: unknown): number | null {
 
 type Json = Record<string, unknown>;
 
-/** Template status codes of /template/all (reference §4): strings are refused with -132. */
+/** Template status codes of /template/all (docs/zns-platform.md): strings are refused with -132. */
 const TEMPLATE_STATUS_CODES: Record<string, number> = { ENABLE: 1, PENDING_REVIEW: 2, REJECT: 3, DISABLE: 4, DELETE: 5 };
 
 /** What came back: the status and the whole body. */

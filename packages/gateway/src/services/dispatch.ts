@@ -16,7 +16,7 @@ export interface DispatchSettings {
   leaseMs: number;
   /** Sends in flight per sender account, across all rounds of this process. */
   perAccountConcurrency: number;
-  /** Attempts before a transient fault becomes a failure (decisions.md: 5). */
+  /** Attempts before a transient fault becomes a failure (docs/api.md: 5). */
   maxAttempts: number;
   /** First retry delay; doubles per attempt, with jitter, up to 5 minutes. */
   backoffBaseMs: number;

@@ -56,7 +56,7 @@ interface CachedToken {
 }
 
 /**
- * OAuth v4 access tokens per sender account (reference §1; issue 3).
+ * OAuth v4 access tokens per sender account (docs/zns-platform.md).
  *
  * - `accessTokenFor` answers from an in-process cache, else from the row while the token is not
  *   within `refreshMarginMs` of expiry, else refreshes. Callers in one process share one in-flight
