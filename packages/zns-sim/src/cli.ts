@@ -1,11 +1,11 @@
 /**
- * tms-zns-sim --port N --seed FILE [--host H] [--events-url URL] [--events-delay-ms N] [--state-file FILE]
+ * tms-zns-sim --port N --seed FILE [--host H] [--events-url URL] [--events-delay-ms N] [--state-file FILE [--durable-sends]]
  * Starts the simulator alone and runs until SIGINT/SIGTERM.
  */
 import { parseArgs } from 'node:util';
 import { DEMO_SEED_PATH, startSimulator } from './index.ts';
 
-const USAGE = `Usage: tms-zns-sim [--port N] [--host H] [--seed FILE] [--events-url URL] [--events-delay-ms N] [--state-file FILE]
+const USAGE = `Usage: tms-zns-sim [--port N] [--host H] [--seed FILE] [--events-url URL] [--events-delay-ms N] [--state-file FILE [--durable-sends]]
 
   --port N             listen port (default 8090; 0 picks a free port)
   --host H             listen address (default 127.0.0.1)
@@ -14,6 +14,8 @@ const USAGE = `Usage: tms-zns-sim [--port N] [--host H] [--seed FILE] [--events-
   --events-delay-ms N  delay between an accepted send and its delivery event
   --state-file FILE    keep tokens, quota, RSA keys and recent messages in FILE across restarts
                        (loaded at start if it exists; default: none, every start begins from the seed)
+  --durable-sends      with --state-file: store each accepted send before answering it, so a crash never
+                       forgets an answered send (one file write per send: for crash tests, not for load)
   --help               this text
 
 Serves the OAuth path (POST /v4/oa/access_token), the ZNS business paths and /_control on one port.
@@ -40,6 +42,7 @@ try {
       'events-url': { type: 'string' },
       'events-delay-ms': { type: 'string' },
       'state-file': { type: 'string' },
+      'durable-sends': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -60,6 +63,8 @@ const eventsUrl = values['events-url'] as string | undefined;
 const delay = values['events-delay-ms'] as string | undefined;
 const stateFile = values['state-file'] as string | undefined;
 if (stateFile === '') fail('--state-file needs a file name');
+const durableSends = values['durable-sends'] === true;
+if (durableSends && stateFile === undefined) fail('--durable-sends needs --state-file');
 
 try {
   const sim = await startSimulator({
@@ -69,10 +74,11 @@ try {
     ...(eventsUrl !== undefined ? { eventsUrl } : {}),
     ...(delay !== undefined ? { eventsDelayMs: int(delay, '--events-delay-ms', 0) } : {}),
     ...(stateFile !== undefined ? { stateFile } : {}),
+    ...(durableSends ? { durableSends } : {}),
   });
   const oas = sim.control.oas().map((o) => o.oa_id).join(', ');
   const events = sim.control.getEvents();
-  const state = stateFile !== undefined ? `; state ${stateFile}` : '';
+  const state = stateFile !== undefined ? `; state ${stateFile}${durableSends ? ', sends stored before they are answered' : ''}` : '';
   process.stdout.write(`tms-zns-sim listening on ${sim.url} (seed ${seed}; OAs ${oas}; events ${events.url ?? 'off'}${state})\n`);
   let stopping = false;
   const stopNow = (): never => {

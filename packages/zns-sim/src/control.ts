@@ -4,7 +4,7 @@
  * behaviour at run time. It is not part of ZNS and has no authentication: bind the simulator to loopback.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ControlError, type Engine, type MessageView, type OaView, type QuotaView, type ReceivedEntry, type ReceivedFilter, type Stats, type TemplatePatch, type TemplateView } from './engine.ts';
+import { ControlError, type Engine, type MessageFilter, type MessageView, type OaView, type QuotaView, type ReceivedEntry, type ReceivedFilter, type Stats, type TemplatePatch, type TemplateView } from './engine.ts';
 import type { EventAttempt } from './events.ts';
 import type { Faults } from './faults.ts';
 import type { EventSettings, SeedRecipientRule } from './seed.ts';
@@ -38,6 +38,11 @@ export interface SimulatorControl {
   issueAuthorizationCode(oaId: string, codeChallenge?: string): { code: string; oa_id: string; expires_in: number };
   rsaPublicKey(oaId: string): { pem: string; der_base64: string } | null;
   message(msgId: string): MessageView | null;
+  /**
+   * Every message the platform knows, oldest first: those accepted since the start and, with a state file,
+   * those it kept from before a restart (unlike `received`, which starts empty at each start).
+   */
+  messages(filter?: MessageFilter): MessageView[];
 }
 
 export function createControl(engine: Engine): SimulatorControl {
@@ -71,6 +76,7 @@ export function createControl(engine: Engine): SimulatorControl {
     issueAuthorizationCode: (oaId, challenge) => engine.issueAuthorizationCode(oaId, challenge),
     rsaPublicKey: (oaId) => engine.rsaPublicKey(oaId),
     message: (msgId) => engine.message(msgId),
+    messages: (filter) => engine.messageList(filter),
   };
 }
 
@@ -159,5 +165,13 @@ export function registerControlRoutes(app: FastifyInstance, engine: Engine): voi
     return c.setRecipientRules((Array.isArray(b) ? b : jsonBody(req).recipient_rules) as SeedRecipientRule[]);
   });
 
+  app.get(`${P}/messages`, async (req) => {
+    const q = req.query as Record<string, string | undefined>;
+    const filter: MessageFilter = {};
+    if (q.tracking_id !== undefined) filter.tracking_id = q.tracking_id;
+    if (q.oa_id !== undefined) filter.oa_id = q.oa_id;
+    const messages = c.messages(filter);
+    return { count: messages.length, messages };
+  });
   app.get(`${P}/messages/:msg_id`, async (req, reply) => c.message(param(req, 'msg_id')) ?? reply.code(404).send({ error: 'unknown msg_id' }));
 }

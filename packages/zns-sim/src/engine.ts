@@ -226,6 +226,11 @@ export interface MessageView {
   never_delivered: boolean;
 }
 
+export interface MessageFilter {
+  tracking_id?: string;
+  oa_id?: string;
+}
+
 export interface TemplatePatch {
   status?: TemplateStatus;
   reason?: string;
@@ -308,6 +313,11 @@ export class Engine {
    * be answered to a client (a new token pair, a new RSA key), so it must be stored first; a throw refuses it.
    */
   onStateChange: ((urgent: boolean) => void) | null = null;
+  /**
+   * Accepted sends are stored (urgent) before they are answered, as a real platform would, so a crash of
+   * the simulator never forgets a send it answered. Off by default: each send then costs a state write.
+   */
+  durableSends = false;
 
   private readonly oas = new Map<string, OaState>();
   private readonly apps = new Map<string, string>();
@@ -666,11 +676,20 @@ export class Engine {
       never: rule !== null && rule.outcome === 'never',
     };
     this.storeMessage(rec);
+    if (this.durableSends) {
+      try {
+        this.stateChanged(true);
+      } catch (err) {
+        // Not stored, so not accepted: as if the request never came (the client gets an HTTP 500).
+        this.messages.delete(msgId);
+        if (!dev) oa.used--;
+        throw err;
+      }
+    } else this.stateChanged(false);
     if (!rec.never) {
       const delay = rule !== null && rule.delay !== null ? rule.delay : this.settings.events.delay_ms;
       this.scheduler.after(delay, () => this.deliver(rec));
     }
-    this.stateChanged(false);
     this.counters.sendsAccepted++;
     if (tracking !== null && tracking !== '') {
       const n = (this.trackingCounts.get(tracking) ?? 0) + 1;
@@ -1082,17 +1101,18 @@ export class Engine {
 
   message(msgId: string): MessageView | null {
     const m = this.messages.get(msgId);
-    if (!m) return null;
-    return {
-      msg_id: m.id,
-      oa_id: m.oa.oa_id,
-      recipient: m.rcpt,
-      tracking_id: m.tid,
-      sent_time: m.sent,
-      delivery_time: m.dlv > 0 ? m.dlv : null,
-      status: m.dlv > 0 ? 1 : 0,
-      never_delivered: m.never,
-    };
+    return m ? messageView(m) : null;
+  }
+
+  /** Every message the platform knows (what /message/status answers for), oldest first, optionally filtered. */
+  messageList(filter: MessageFilter = {}): MessageView[] {
+    const out: MessageView[] = [];
+    for (const m of this.messages.values()) {
+      if (filter.tracking_id !== undefined && m.tid !== filter.tracking_id) continue;
+      if (filter.oa_id !== undefined && m.oa.oa_id !== filter.oa_id) continue;
+      out.push(messageView(m));
+    }
+    return out;
   }
 
   eventAttempts(): EventAttempt[] {
@@ -1230,6 +1250,19 @@ export class Engine {
       delivered: 0,
     };
   }
+}
+
+function messageView(m: MessageRecord): MessageView {
+  return {
+    msg_id: m.id,
+    oa_id: m.oa.oa_id,
+    recipient: m.rcpt,
+    tracking_id: m.tid,
+    sent_time: m.sent,
+    delivery_time: m.dlv > 0 ? m.dlv : null,
+    status: m.dlv > 0 ? 1 : 0,
+    never_delivered: m.never,
+  };
 }
 
 function compileParam(p: SeedParam): CompiledParam {

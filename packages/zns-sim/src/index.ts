@@ -13,7 +13,7 @@ import { buildServer } from './server.ts';
 import { readStateFile, StateFile } from './state.ts';
 
 export type { SimulatorControl } from './control.ts';
-export type { MessageView, OaView, QuotaView, ReceivedEntry, ReceivedFilter, Stats, TemplatePatch, TemplateView } from './engine.ts';
+export type { MessageFilter, MessageView, OaView, QuotaView, ReceivedEntry, ReceivedFilter, Stats, TemplatePatch, TemplateView } from './engine.ts';
 export type { EventAttempt, EventStats } from './events.ts';
 export { signEvent } from './events.ts';
 export type { Faults, FaultScope, OutageMode } from './faults.ts';
@@ -47,6 +47,13 @@ export interface SimulatorOptions {
    * when it exists, written atomically as it changes. Default: none, every start begins from the seed.
    */
   stateFile?: string;
+  /**
+   * With `stateFile`: write each accepted send to the file before answering it, so that a crash (SIGKILL)
+   * never forgets a send a client was told about, as on the real platform. Each send then rewrites the
+   * file (with an fsync): meant for crash tests, not for load. Default false: sends are written up to a
+   * second later.
+   */
+  durableSends?: boolean;
 }
 
 export interface RunningSimulator {
@@ -87,6 +94,7 @@ async function resolveSeed(options: SimulatorOptions): Promise<NormalizedSeed> {
 }
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
+  if (options.durableSends === true && options.stateFile === undefined) throw new Error('durableSends needs stateFile: without a state file no send is kept');
   const seed = await resolveSeed(options);
   const state = options.stateFile === undefined ? null : readStateFile(options.stateFile);
   const engine = await Engine.create(seed, { ...(options.now ? { now: options.now } : {}), state });
@@ -95,6 +103,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     stateFile = new StateFile(options.stateFile, () => engine.exportState());
     const file = stateFile;
     engine.onStateChange = (urgent) => (urgent ? file.saveNow() : file.saveSoon());
+    engine.durableSends = options.durableSends === true;
     // Written before the first request: keys generated now must be the ones found after a restart.
     stateFile.saveNow();
   }

@@ -97,8 +97,11 @@ async function requireDelivery(deps: Dependencies, id: string): Promise<WebhookD
 
 /** One delivery with the exact body it sends and its attempt log. */
 export async function getWebhookDelivery(deps: Dependencies, id: string) {
-  const row = await requireDelivery(deps, id);
-  const attempts = await listAttempts(deps.store.db, id);
+  return presentDeliveryWithLog(deps, await requireDelivery(deps, id));
+}
+
+async function presentDeliveryWithLog(deps: Dependencies, row: WebhookDeliveryRow) {
+  const attempts = await listAttempts(deps.store.db, row.id);
   return { ...presentDelivery(row), body: row.body, attempt_log: attempts.map(presentAttempt) };
 }
 
@@ -120,8 +123,10 @@ export async function redeliverWebhook(deps: Dependencies, id: string) {
   const key = await findApiKey(deps.store.db, row.api_key_id);
   const problem = keyProblem(key);
   if (problem) throw new ApiError('webhook_delivery_not_redeliverable', `webhook delivery ${id} cannot be redelivered: ${problem}`);
-  if (!(await redeliverRow(deps.store.db, { id, url: key!.webhook_url!, now: deps.clock() }))) throw new ApiError('webhook_delivery_pending', `webhook delivery ${id} is pending already`);
-  return getWebhookDelivery(deps, id);
+  const redelivered = await redeliverRow(deps.store.db, { id, url: key!.webhook_url!, now: deps.clock() });
+  if (!redelivered) throw new ApiError('webhook_delivery_pending', `webhook delivery ${id} is pending already`);
+  // The row as redelivered, not read again: a worker may already be attempting it.
+  return presentDeliveryWithLog(deps, redelivered);
 }
 
 /** Every delivery that failed at or after `failed_since` (optionally one workspace's) again. */

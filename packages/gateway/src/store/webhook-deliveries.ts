@@ -226,12 +226,16 @@ function redeliveryChanges(now: number) {
     last_status_code = NULL, last_error = NULL, delivered_at = NULL, failed_at = NULL, updated_at = ${now}`;
 }
 
-/** One delivery again (any status but pending), to `url`. False when it is pending or unknown. */
-export async function redeliverDelivery(db: Kysely<Database>, input: { id: string; url: string; now: number }): Promise<boolean> {
-  const result = await sql`
+/**
+ * One delivery again (any status but pending), to `url`: the row as this update left it (a worker
+ * may attempt it at once), or undefined when it is pending or unknown.
+ */
+export async function redeliverDelivery(db: Kysely<Database>, input: { id: string; url: string; now: number }): Promise<WebhookDeliveryRow | undefined> {
+  const result = await sql<WebhookDeliveryRow>`
     UPDATE webhook_deliveries SET ${redeliveryChanges(input.now)}, url = ${input.url}
-    WHERE id = ${input.id} AND status <> 'pending'`.execute(db);
-  return Number(result.numAffectedRows ?? 0) === 1;
+    WHERE id = ${input.id} AND status <> 'pending'
+    RETURNING *`.execute(db);
+  return result.rows[0];
 }
 
 /**
