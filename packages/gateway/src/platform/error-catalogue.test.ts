@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { allPlatformErrors, describePlatformError, GATEWAY_ERRORS } from './error-catalogue.ts';
+import { allPlatformErrors, describePlatformError, GATEWAY_ERRORS, type RetryKind } from './error-catalogue.ts';
 
 describe('ZNS error catalogue', () => {
   it('covers every code of the reference with an English message and a Vietnamese reason', () => {
@@ -10,6 +10,19 @@ describe('ZNS error catalogue', () => {
       expect(entry.reason).toMatch(/[a-zà-ỹđ]/i);
       expect(entry.reason).not.toMatch(/no VN source/);
     }
+  });
+
+  it('gives every code the treatment docs/zns-platform.md documents: backoff, token refresh, night window, or final', () => {
+    const documented: Record<number, RetryKind> = { [-100]: 'backoff', [-32]: 'backoff', [-129]: 'backoff', [-152]: 'backoff', [-124]: 'refresh_token', [-216]: 'refresh_token', [-220]: 'refresh_token', [-133]: 'after_night_window' };
+    const entries = allPlatformErrors();
+    for (const code of Object.keys(documented).map(Number)) expect(entries.map((entry) => entry.code)).toContain(code);
+    for (const entry of entries) expect({ code: entry.code, retry: entry.retry }).toEqual({ code: entry.code, retry: documented[entry.code] ?? 'never' });
+  });
+
+  it('knows every code of the agreed range -100 to -153', () => {
+    const known = new Set(allPlatformErrors().map((entry) => entry.code));
+    const missing = Array.from({ length: 54 }, (_, index) => -100 - index).filter((code) => !known.has(code));
+    expect(missing).toEqual([]);
   });
 
   it('tells transient faults from permanent ones', () => {
