@@ -36,6 +36,7 @@ import { freePort, STORE_KINDS, startTestGateway, type TestGateway } from '../ha
 import { childEnvironment, REPO_ROOT } from '../operator/processes.ts';
 import { waitFor as waitUntil } from '../wait-for.ts';
 import { createHookKey, startReceiver, TEST_WEBHOOK_ENV, verifyHook, type Receiver } from '../webhooks/support.ts';
+import { simulatorControl } from '../simulator-control.ts';
 
 const SIMULATOR_BIN = fileURLToPath(new URL('../../../zns-sim/bin/tms-zns-sim.js', import.meta.url));
 const MESSAGES = 300;
@@ -81,16 +82,7 @@ async function startPlatform(options: { port: number; seedFile: string; stateFil
   if (child.exitCode !== null) throw new Error(`the simulator exited: ${output}`);
   const url = `http://127.0.0.1:${options.port}`;
   return {
-    control: async (method, path, body) => {
-      const response = await fetch(`${url}/_control${path}`, {
-        method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await response.text();
-      if (response.status >= 300) throw new Error(`simulator control ${method} ${path}: ${response.status} ${text}`);
-      return text === '' ? undefined : JSON.parse(text);
-    },
+    control: simulatorControl(url),
     kill: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;

@@ -12,6 +12,7 @@ import { DEMO_SENDER_ACCOUNT, DEMO_TEMPLATES } from '../../src/services/demo.ts'
 import { freePort, STORE_KINDS, startTestGateway, type TestGateway } from '../harness.ts';
 import { childEnvironment, REPO_ROOT } from '../operator/processes.ts';
 import { waitFor as waitUntil } from '../wait-for.ts';
+import { simulatorControl } from '../simulator-control.ts';
 
 const SIMULATOR_BIN = fileURLToPath(new URL('../../../zns-sim/bin/tms-zns-sim.js', import.meta.url));
 const MESSAGES = 400;
@@ -50,16 +51,7 @@ async function startSimulatorProcess(): Promise<SimulatorProcess> {
   return {
     url,
     child,
-    control: async (method, path, body) => {
-      const response = await fetch(`${url}/_control${path}`, {
-        method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await response.text();
-      if (response.status >= 300) throw new Error(`simulator control ${method} ${path}: ${response.status} ${text}`);
-      return text === '' ? undefined : JSON.parse(text);
-    },
+    control: simulatorControl(url),
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGCONT');

@@ -128,3 +128,14 @@ export const MESSAGE_RECORDS = {
     created_at: '2026-11-24T02:17:45.610Z',
   },
 } as const;
+
+/** The delivery report of the examples: the webhook's example body and the operator's stored copy of it. */
+export const EXAMPLE_DELIVERY_REPORT = {
+  message_id: EXAMPLE.messageId,
+  client_req_id: EXAMPLE.trackingId,
+  from: EXAMPLE.oaId,
+  to: EXAMPLE.phone,
+  status: 'SUCCESS',
+  delivered_at: EXAMPLE.deliveredAt,
+  tracking_id: EXAMPLE.providerMessageId,
+} as const;

@@ -1,5 +1,5 @@
 /** Records of the operator API as it answers them, for the examples of the operator reference. */
-import { EXAMPLE } from './example-data.ts';
+import { EXAMPLE, EXAMPLE_DELIVERY_REPORT } from './example-data.ts';
 
 export const WORKSPACE = {
   id: EXAMPLE.workspaceId,
@@ -91,15 +91,7 @@ export const DELIVERED_WEBHOOK = {
   updated_at: '2026-11-24T02:16:05.212Z',
 } as const;
 
-const REPORT_BODY = JSON.stringify({
-  message_id: EXAMPLE.messageId,
-  client_req_id: EXAMPLE.trackingId,
-  from: EXAMPLE.oaId,
-  to: EXAMPLE.phone,
-  status: 'SUCCESS',
-  delivered_at: EXAMPLE.deliveredAt,
-  tracking_id: EXAMPLE.providerMessageId,
-});
+const REPORT_BODY = JSON.stringify(EXAMPLE_DELIVERY_REPORT);
 
 const attempt = (number: number, startedAt: string, outcome: string) => ({
   attempt: number,

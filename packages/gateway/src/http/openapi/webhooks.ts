@@ -3,7 +3,7 @@
  * WebhookSender sends, and the acknowledgement and retry rules of the configured webhook settings.
  */
 import type { OpenApiDocument, PathItem, SchemaObject } from './document-types.ts';
-import { EXAMPLE } from './example-data.ts';
+import { EXAMPLE, EXAMPLE_DELIVERY_REPORT } from './example-data.ts';
 
 export interface WebhookRules {
   /** How long the gateway waits for an answer. */
@@ -92,15 +92,7 @@ function deliveryReportOperation(rules: WebhookRules): PathItem {
             examples: {
               delivered: {
                 summary: 'Order confirmation delivered',
-                value: {
-                  message_id: EXAMPLE.messageId,
-                  client_req_id: EXAMPLE.trackingId,
-                  from: EXAMPLE.oaId,
-                  to: EXAMPLE.phone,
-                  status: 'SUCCESS',
-                  delivered_at: EXAMPLE.deliveredAt,
-                  tracking_id: EXAMPLE.providerMessageId,
-                },
+                value: EXAMPLE_DELIVERY_REPORT,
               },
               rsa: {
                 summary: 'An RSA message, sent without a tracking_id',
