@@ -4,9 +4,21 @@
  * behaviour at run time. It is not part of ZNS and has no authentication: bind the simulator to loopback.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ControlError, type Engine, type MessageFilter, type MessageView, type OaView, type QuotaView, type ReceivedEntry, type ReceivedFilter, type Stats, type TemplatePatch, type TemplateView } from './engine.ts';
+import { ControlError } from './control-error.ts';
 import type { EventAttempt } from './events.ts';
 import type { Faults } from './faults.ts';
+import { oaView, oaViews, type OaView } from './platform/accounts.ts';
+import { eventAttempts, eventSettings, setEventSettings } from './platform/event-settings.ts';
+import { clearFaults, setFaults } from './platform/fault-settings.ts';
+import { findMessage, listMessages, type MessageFilter, type MessageView } from './platform/messages.ts';
+import { expireAccessTokens, issueAuthorizationCode, revokeRefreshToken, setRefreshToken } from './platform/oauth-control.ts';
+import type { Platform } from './platform/platform-state.ts';
+import { setQuota, type QuotaView } from './platform/quota.ts';
+import { clearReceived, type ReceivedEntry, type ReceivedFilter } from './platform/received-log.ts';
+import { setRecipientRules } from './platform/recipient-rules.ts';
+import { rsaPublicKey } from './platform/rsa-keys.ts';
+import { collectStats, resetStats, type Stats } from './platform/stats.ts';
+import { findTemplate, updateTemplate, type TemplatePatch, type TemplateView } from './platform/template-control.ts';
 import type { EventSettings, SeedRecipientRule } from './seed.ts';
 
 export interface SimulatorControl {
@@ -45,38 +57,38 @@ export interface SimulatorControl {
   messages(filter?: MessageFilter): MessageView[];
 }
 
-export function createControl(engine: Engine): SimulatorControl {
+export function createControl(platform: Platform): SimulatorControl {
   return {
-    received: (filter) => engine.receivedEntries(filter),
-    clearReceived: () => engine.clearReceived(),
-    stats: () => engine.stats(),
+    received: (filter) => platform.received.find(filter),
+    clearReceived: () => clearReceived(platform),
+    stats: () => collectStats(platform),
     reset: () => {
-      engine.resetStats();
-      engine.clearFaults();
+      resetStats(platform);
+      clearFaults(platform);
     },
-    getFaults: () => ({ ...engine.faults }),
-    setFaults: (patch) => engine.setFaults(patch),
-    clearFaults: () => engine.clearFaults(),
-    oas: () => engine.oaViews(),
-    oa: (oaId) => engine.oaView(oaId),
+    getFaults: () => ({ ...platform.faults }),
+    setFaults: (patch) => setFaults(platform, patch),
+    clearFaults: () => clearFaults(platform),
+    oas: () => oaViews(platform),
+    oa: (oaId) => oaView(platform, oaId),
     getQuota: (oaId) => {
-      const v = engine.oaView(oaId);
+      const v = oaView(platform, oaId);
       return { oa_id: v.oa_id, daily_quota: v.daily_quota, used_today: v.used_today, remaining_quota: v.remaining_quota, vietnam_day: v.vietnam_day };
     },
-    setQuota: (oaId, patch) => engine.setQuota(oaId, patch),
-    template: (id) => engine.template(id),
-    updateTemplate: (id, patch) => engine.updateTemplate(id, patch),
-    getEvents: () => engine.eventSettings(),
-    setEvents: (patch) => engine.setEvents(patch),
-    eventAttempts: () => engine.eventAttempts(),
-    setRecipientRules: (rules) => engine.setRecipientRules(rules),
-    expireAccessTokens: (oaId) => engine.expireAccessTokens(oaId),
-    revokeRefreshToken: (oaId) => engine.revokeRefreshToken(oaId),
-    setRefreshToken: (oaId, token) => engine.setRefreshToken(oaId, token),
-    issueAuthorizationCode: (oaId, challenge) => engine.issueAuthorizationCode(oaId, challenge),
-    rsaPublicKey: (oaId) => engine.rsaPublicKey(oaId),
-    message: (msgId) => engine.message(msgId),
-    messages: (filter) => engine.messageList(filter),
+    setQuota: (oaId, patch) => setQuota(platform, oaId, patch),
+    template: (id) => findTemplate(platform, id),
+    updateTemplate: (id, patch) => updateTemplate(platform, id, patch),
+    getEvents: () => eventSettings(platform),
+    setEvents: (patch) => setEventSettings(platform, patch),
+    eventAttempts: () => eventAttempts(platform),
+    setRecipientRules: (rules) => setRecipientRules(platform, rules),
+    expireAccessTokens: (oaId) => expireAccessTokens(platform, oaId),
+    revokeRefreshToken: (oaId) => revokeRefreshToken(platform, oaId),
+    setRefreshToken: (oaId, token) => setRefreshToken(platform, oaId, token),
+    issueAuthorizationCode: (oaId, challenge) => issueAuthorizationCode(platform, oaId, challenge),
+    rsaPublicKey: (oaId) => rsaPublicKey(platform, oaId),
+    message: (msgId) => findMessage(platform, msgId),
+    messages: (filter) => listMessages(platform, filter),
   };
 }
 
@@ -97,8 +109,8 @@ function intQuery(v: string | undefined, name: string): number | undefined {
   return Number(v);
 }
 
-export function registerControlRoutes(app: FastifyInstance, engine: Engine): void {
-  const c = createControl(engine);
+export function registerControlRoutes(app: FastifyInstance, platform: Platform): void {
+  const c = createControl(platform);
   const P = '/_control';
 
   app.get(`${P}/received`, async (req) => {

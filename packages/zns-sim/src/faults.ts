@@ -2,6 +2,8 @@
 
 export type FaultScope = 'send' | 'business' | 'all';
 export type OutageMode = '5xx' | 'timeout' | 'unknown_error';
+/** How a faulted request failed: one of the random faults, or any of them inside an outage window. */
+export type FaultKind = 'http_5xx' | 'timeout' | 'unknown_error' | 'outage';
 
 export interface Faults {
   /** Added before every in-scope request is processed. */

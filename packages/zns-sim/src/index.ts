@@ -4,16 +4,23 @@
  *   const sim = await startSimulator({ seed: 'seeds/demo.json', eventsUrl: 'http://127.0.0.1:3000/platform/zns/events' });
  *   // point the gateway's OAuth and ZNS base URLs at sim.url; use sim.control in tests; await sim.close();
  */
-import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { createControl, type SimulatorControl } from './control.ts';
-import { Engine } from './engine.ts';
-import { parseSeed, SeedError, type NormalizedSeed, type Seed, type SeedSettings } from './seed.ts';
+import { isJsonObject } from './json-object.ts';
+import { closePlatform, createPlatform } from './platform/create-platform.ts';
+import { exportState } from './platform/persistence.ts';
+import { parseSeed, readSeedJson } from './seed-parser.ts';
+import type { NormalizedSeed, Seed, SeedSettings } from './seed.ts';
 import { buildServer } from './server.ts';
 import { readStateFile, StateFile } from './state.ts';
 
 export type { SimulatorControl } from './control.ts';
-export type { MessageFilter, MessageView, OaView, QuotaView, ReceivedEntry, ReceivedFilter, Stats, TemplatePatch, TemplateView } from './engine.ts';
+export type { OaView } from './platform/accounts.ts';
+export type { MessageFilter, MessageView } from './platform/messages.ts';
+export type { QuotaView } from './platform/quota.ts';
+export type { ReceivedEntry, ReceivedFilter } from './platform/received-log.ts';
+export type { Stats } from './platform/stats.ts';
+export type { TemplatePatch, TemplateView } from './platform/template-control.ts';
 export type { EventAttempt, EventStats } from './events.ts';
 export { signEvent } from './events.ts';
 export type { Faults, FaultScope, OutageMode } from './faults.ts';
@@ -21,7 +28,8 @@ export { DEFAULT_FAULTS } from './faults.ts';
 export { OAUTH_ERRORS, ZNS_MESSAGES } from './errors.ts';
 export { StateFileError, STATE_FILE_MESSAGE_LIMIT } from './state.ts';
 export type { PersistedState } from './state.ts';
-export { parseSeed, loadSeedFile, SeedError, DEFAULT_RECIPIENT_RULES, DEFAULT_SETTINGS, DEFAULT_EVENT_SETTINGS } from './seed.ts';
+export { parseSeed, loadSeedFile } from './seed-parser.ts';
+export { SeedError, DEFAULT_RECIPIENT_RULES, DEFAULT_SETTINGS, DEFAULT_EVENT_SETTINGS } from './seed.ts';
 export type { Seed, SeedOa, SeedTemplate, SeedParam, SeedRecipientRule, SeedSettings, SeedEventSettings, EventSettings, Settings, NormalizedSeed } from './seed.ts';
 
 /** The bundled demo seed (matches the gateway's demo workspace). */
@@ -67,18 +75,9 @@ export interface RunningSimulator {
 }
 
 async function resolveSeed(options: SimulatorOptions): Promise<NormalizedSeed> {
-  let raw: unknown;
   const source = options.seed ?? DEMO_SEED_PATH;
-  if (typeof source === 'string') {
-    const text = await readFile(source, 'utf8');
-    try {
-      raw = JSON.parse(text);
-    } catch (err) {
-      throw new SeedError(`seed: ${source} is not valid JSON (${(err as Error).message})`);
-    }
-  } else raw = structuredClone(source);
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return parseSeed(raw);
-  const seed = raw as Record<string, unknown>;
+  const seed = typeof source === 'string' ? await readSeedJson(source) : structuredClone(source);
+  if (!isJsonObject(seed)) return parseSeed(seed);
   const settings = { ...((seed.settings as Record<string, unknown> | undefined) ?? {}) };
   const events = { ...((settings.events as Record<string, unknown> | undefined) ?? {}) };
   if (options.settings) {
@@ -97,22 +96,22 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   if (options.durableSends === true && options.stateFile === undefined) throw new Error('durableSends needs stateFile: without a state file no send is kept');
   const seed = await resolveSeed(options);
   const state = options.stateFile === undefined ? null : readStateFile(options.stateFile);
-  const engine = await Engine.create(seed, { ...(options.now ? { now: options.now } : {}), state });
+  const platform = await createPlatform(seed, { ...(options.now ? { now: options.now } : {}), state });
   let stateFile: StateFile | null = null;
   if (options.stateFile !== undefined) {
-    stateFile = new StateFile(options.stateFile, () => engine.exportState());
+    stateFile = new StateFile(options.stateFile, () => exportState(platform));
     const file = stateFile;
-    engine.onStateChange = (urgent) => (urgent ? file.saveNow() : file.saveSoon());
-    engine.durableSends = options.durableSends === true;
+    platform.onStateChange = (urgent) => (urgent ? file.saveNow() : file.saveSoon());
+    platform.durableSends = options.durableSends === true;
     // Written before the first request: keys generated now must be the ones found after a restart.
     stateFile.saveNow();
   }
-  const { app, abortPending } = buildServer(engine);
+  const { app, abortPending } = buildServer(platform);
   const host = options.host ?? '127.0.0.1';
   try {
     await app.listen({ port: options.port ?? 0, host });
   } catch (err) {
-    await engine.close();
+    await closePlatform(platform);
     stateFile?.close();
     throw err;
   }
@@ -123,7 +122,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   return {
     url: `http://${urlHost}:${port}`,
     port,
-    control: createControl(engine),
+    control: createControl(platform),
     saveState() {
       stateFile?.flush();
     },
@@ -132,7 +131,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
         abortPending();
         try {
           await app.close();
-          await engine.close();
+          await closePlatform(platform);
         } finally {
           // After the last request: everything answered is in the file.
           stateFile?.close();

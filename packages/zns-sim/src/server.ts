@@ -5,13 +5,21 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { ControlError } from './control-error.ts';
 import { registerControlRoutes } from './control.ts';
-import { ControlError, type Engine, type OaState, type SendKind, type SendResult } from './engine.ts';
 import { znsError } from './errors.ts';
-import { FaultError } from './faults.ts';
+import { FaultError, type FaultKind } from './faults.ts';
+import type { OaState } from './platform/accounts.ts';
+import { messageStatus } from './platform/message-status.ts';
+import { authenticate, requestToken } from './platform/oauth.ts';
+import type { Platform } from './platform/platform-state.ts';
+import { quotaBody } from './platform/quota.ts';
+import { generateOaRsaKey, getRsaKey } from './platform/rsa-keys.ts';
+import { send, trackingIdOf, type SendKind, type SendResult } from './platform/send.ts';
+import { countFault } from './platform/stats.ts';
+import { templateInfo, templateList } from './platform/templates.ts';
 
 type RouteKind = 'send' | 'business' | 'oauth';
-type FaultKind = 'http_5xx' | 'timeout' | 'unknown_error' | 'outage';
 
 interface Answer {
   status?: number;
@@ -52,7 +60,7 @@ export interface BuiltServer {
   abortPending(): void;
 }
 
-export function buildServer(engine: Engine): BuiltServer {
+export function buildServer(platform: Platform): BuiltServer {
   const app = Fastify({ logger: false, bodyLimit: 1_048_576, forceCloseConnections: true, return503OnClosing: true });
   const pending = new Set<Pending>();
 
@@ -85,18 +93,18 @@ export function buildServer(engine: Engine): BuiltServer {
     });
 
   function inScope(kind: RouteKind): boolean {
-    const s = engine.faults.scope;
+    const s = platform.faults.scope;
     return s === 'all' || (s === 'business' ? kind !== 'oauth' : kind === 'send');
   }
 
   function log(req: FastifyRequest, path: string, a: Answer | null, status: number | null, fault: FaultKind | null, meta: SendResult['meta'] | undefined): void {
     const b = req.body;
     const body = b instanceof InvalidJson ? b.raw : b instanceof FormBody ? b.fields : (b ?? null);
-    engine.logReceived({
+    platform.received.add({
       time: Date.now(),
       path,
       oa_id: meta?.oa_id ?? null,
-      tracking_id: meta?.tracking_id ?? trackingOf(req.body),
+      tracking_id: meta?.tracking_id ?? trackingIdOf(req.body),
       body,
       response: a ? a.body : null,
       http_status: status,
@@ -111,7 +119,7 @@ export function buildServer(engine: Engine): BuiltServer {
   }
 
   async function faulted(req: FastifyRequest, reply: FastifyReply, kind: RouteKind, path: string, handler: Handler): Promise<FastifyReply | undefined> {
-    const f = engine.faults;
+    const f = platform.faults;
     const latency = f.latency_ms + (f.latency_jitter_ms > 0 ? Math.floor(Math.random() * (f.latency_jitter_ms + 1)) : 0);
     if (latency > 0) await sleep(latency);
     const now = Date.now();
@@ -128,7 +136,7 @@ export function buildServer(engine: Engine): BuiltServer {
       effect = fault as typeof effect;
     }
     if (fault === null || effect === null) return answer(req, reply, kind, path, await handler(req));
-    engine.countFault(fault);
+    countFault(platform, fault);
     const processed = f.after_processing ? await handler(req) : null;
     if (effect === 'http_5xx') {
       const status = f.error_status;
@@ -163,14 +171,14 @@ export function buildServer(engine: Engine): BuiltServer {
   }
 
   function route(method: 'GET' | 'POST', path: string, kind: RouteKind, handler: Handler): void {
-    const counter = { n: 0 };
-    engine.routeCounters.set(`${method} ${path}`, counter);
+    const counter = { count: 0 };
+    platform.routeCounters.set(`${method} ${path}`, counter);
     app.route({
       method,
       url: path,
       handler: (req, reply) => {
-        counter.n++;
-        if (!engine.faultsOn || !inScope(kind)) {
+        counter.count++;
+        if (!platform.faultsOn || !inScope(kind)) {
           const a = handler(req);
           if (a instanceof Promise) return a.then((x) => answer(req, reply, kind, path, x));
           return answer(req, reply, kind, path, a);
@@ -183,41 +191,41 @@ export function buildServer(engine: Engine): BuiltServer {
   // ------------------------------------------------------------------ OAuth host
   route('POST', '/v4/oa/access_token', 'oauth', (req) => {
     const b = req.body;
-    return { body: engine.token(header(req, 'secret_key'), b instanceof FormBody ? b.fields : null) };
+    return { body: requestToken(platform, header(req, 'secret_key'), b instanceof FormBody ? b.fields : null) };
   });
 
   // ------------------------------------------------------------------ sends
-  const send = (kind: SendKind, dev = false): Handler => (req) => {
-    const r = engine.send(kind, header(req, 'access_token'), header(req, 'appsecret_proof'), businessBody(req), dev);
+  const sendRoute = (kind: SendKind, development = false): Handler => (req) => {
+    const r = send(platform, kind, header(req, 'access_token'), header(req, 'appsecret_proof'), businessBody(req), development);
     return { body: r.body, send: r.meta };
   };
-  route('POST', '/message/template', 'send', send('phone'));
-  route('POST', '/message/template/hashphone', 'send', send('hash'));
-  route('POST', '/rsa/message/template', 'send', send('rsa'));
+  route('POST', '/message/template', 'send', sendRoute('phone'));
+  route('POST', '/message/template/hashphone', 'send', sendRoute('hash'));
+  route('POST', '/rsa/message/template', 'send', sendRoute('rsa'));
   // REDAI's paths (docs/zns-platform.md, low confidence) as cheap aliases.
-  route('POST', '/message/template/hash_phone', 'send', send('hash'));
-  route('POST', '/message/template/rsa', 'send', send('rsa'));
-  route('POST', '/message/template/dev', 'send', send('phone', true));
+  route('POST', '/message/template/hash_phone', 'send', sendRoute('hash'));
+  route('POST', '/message/template/rsa', 'send', sendRoute('rsa'));
+  route('POST', '/message/template/dev', 'send', sendRoute('phone', true));
 
   // ------------------------------------------------------------------ reads
   const authed = (fn: (oa: OaState, req: FastifyRequest) => object | Promise<object>): Handler => (req) => {
-    const oa = engine.auth(header(req, 'access_token'), header(req, 'appsecret_proof'));
+    const oa = authenticate(platform, header(req, 'access_token'), header(req, 'appsecret_proof'));
     if (!('oa_id' in oa)) return { body: oa };
     const out = fn(oa, req);
     return out instanceof Promise ? out.then((body) => ({ body })) : { body: out };
   };
   const q = (req: FastifyRequest): Record<string, string | undefined> => req.query as Record<string, string | undefined>;
-  route('GET', '/message/quota', 'business', authed((oa) => engine.quotaBody(oa)));
-  route('GET', '/template/all', 'business', authed((oa, req) => engine.templateList(oa, q(req))));
-  route('GET', '/template/info/v2', 'business', authed((oa, req) => engine.templateInfo(oa, q(req).template_id)));
+  route('GET', '/message/quota', 'business', authed((oa) => quotaBody(platform, oa)));
+  route('GET', '/template/all', 'business', authed((oa, req) => templateList(platform, oa, q(req))));
+  route('GET', '/template/info/v2', 'business', authed((oa, req) => templateInfo(platform, oa, q(req).template_id)));
   route('GET', '/template/info', 'business', authed(() => znsError(-106)));
-  route('GET', '/message/status', 'business', authed((oa, req) => engine.messageStatus(oa, q(req).message_id, q(req).phone)));
-  route('GET', '/rsa/key/get', 'business', authed((oa) => engine.rsaKeyGet(oa)));
-  route('GET', '/rsa/key/gen', 'business', authed((oa) => engine.rsaKeyGen(oa)));
-  route('POST', '/rsa/key/gen', 'business', authed((oa) => engine.rsaKeyGen(oa)));
+  route('GET', '/message/status', 'business', authed((oa, req) => messageStatus(platform, oa, q(req).message_id, q(req).phone)));
+  route('GET', '/rsa/key/get', 'business', authed((oa) => getRsaKey(platform, oa)));
+  route('GET', '/rsa/key/gen', 'business', authed((oa) => generateOaRsaKey(platform, oa)));
+  route('POST', '/rsa/key/gen', 'business', authed((oa) => generateOaRsaKey(platform, oa)));
 
   // ------------------------------------------------------------------ control
-  registerControlRoutes(app, engine);
+  registerControlRoutes(app, platform);
 
   app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
     if (err instanceof ControlError) return reply.code(err.status).send({ error: err.message });
@@ -236,10 +244,4 @@ export function buildServer(engine: Engine): BuiltServer {
       pending.clear();
     },
   };
-}
-
-function trackingOf(body: unknown): string | null {
-  if (typeof body !== 'object' || body === null) return null;
-  const t = (body as Record<string, unknown>).tracking_id;
-  return typeof t === 'string' ? t : typeof t === 'number' ? String(t) : null;
 }

@@ -12,6 +12,7 @@
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { isJsonObject } from './json-object.ts';
 
 export const STATE_FILE_VERSION = 1;
 
@@ -53,12 +54,6 @@ export class StateFileError extends Error {
   override name = 'StateFileError';
 }
 
-type Obj = Record<string, unknown>;
-
-function isObj(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function isInt(v: unknown): v is number {
   return typeof v === 'number' && Number.isSafeInteger(v);
 }
@@ -67,11 +62,11 @@ function checkOa(v: unknown, at: string): PersistedOa {
   const bad = (field: string): never => {
     throw new StateFileError(`${at}.${field} is missing or has the wrong type`);
   };
-  if (!isObj(v)) throw new StateFileError(`${at} must be an object`);
+  if (!isJsonObject(v)) throw new StateFileError(`${at} must be an object`);
   if (typeof v.oa_id !== 'string') bad('oa_id');
   if (v.refresh_token !== null && typeof v.refresh_token !== 'string') bad('refresh_token');
   if (v.refresh_token_expires_at !== null && !isInt(v.refresh_token_expires_at)) bad('refresh_token_expires_at');
-  if (!Array.isArray(v.access_tokens) || !v.access_tokens.every((t) => isObj(t) && typeof t.token === 'string' && isInt(t.expires_at))) bad('access_tokens');
+  if (!Array.isArray(v.access_tokens) || !v.access_tokens.every((t) => isJsonObject(t) && typeof t.token === 'string' && isInt(t.expires_at))) bad('access_tokens');
   if (!isInt(v.daily_quota) || v.daily_quota < 0) bad('daily_quota');
   if (!isInt(v.quota_day)) bad('quota_day');
   if (!isInt(v.used_today) || v.used_today < 0) bad('used_today');
@@ -110,7 +105,7 @@ export function readStateFile(file: string): PersistedState | null {
     throw new StateFileError(`state file ${file} is not valid JSON (${(err as Error).message}); delete it to start from the seed`);
   }
   try {
-    if (!isObj(raw)) throw new StateFileError('the top level must be an object');
+    if (!isJsonObject(raw)) throw new StateFileError('the top level must be an object');
     if (raw.version !== STATE_FILE_VERSION) throw new StateFileError(`version must be ${STATE_FILE_VERSION}, got ${JSON.stringify(raw.version)}`);
     if (!Array.isArray(raw.oas)) throw new StateFileError('oas must be an array');
     const oas = raw.oas.map((oa, i) => checkOa(oa, `oas[${i}]`));
@@ -153,7 +148,7 @@ export function writeStateFile(file: string, state: PersistedState): void {
 }
 
 /**
- * Keeps `file` in step with the engine: `saveNow` for changes a client may already rely on (a token the
+ * Keeps `file` in step with the platform: `saveNow` for changes a client may already rely on (a token the
  * answer is about to carry), `saveSoon` for the rest (sends, deliveries), coalesced into one write per
  * STATE_FILE_WRITE_DELAY_MS.
  */
