@@ -1,0 +1,11 @@
+import { ConfigError } from './config-error.ts';
+
+/** What a master key must look like, in words shared by the error message and the README. */
+export const MASTER_KEY_FORM = '32 bytes, as 64 hex characters or base64';
+
+/** Accepts 32 bytes as 64 hex characters or as base64. The message never repeats the value: it is a secret. */
+export function parseMasterKey(raw: string, name = 'TMS_MASTER_KEY'): Buffer {
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32) throw new ConfigError(name, `must be ${MASTER_KEY_FORM}`);
+  return key;
+}
