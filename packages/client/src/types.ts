@@ -3,7 +3,11 @@
  * (docs/api.md) defines them.
  * Field names stay snake_case, as on the wire, so a record can be logged, stored or compared with
  * the API reference without translation.
+ * They are checked at compile time against the types generated from the service's OpenAPI document
+ * (generated/api-types.ts, checks in test/types-match-api.test-d.ts): a field the API adds, drops or
+ * retypes fails the typecheck until it is changed here too.
  */
+import type { TmsErrorType } from './errors.ts';
 
 /** ISO 8601 date-time. Responses use UTC with milliseconds; `reset_at` uses Vietnam time (+07:00). */
 export type DateTimeString = string;
@@ -35,7 +39,7 @@ export interface Template {
   oa_name: string;
   preview_url: string;
   params: TemplateParam[];
-  price?: number;
+  price: number;
 }
 
 /** 2.2 Sender account (OA). */
@@ -95,7 +99,7 @@ export interface QuotaEntry {
 
 /** 2.7 Error body. */
 export interface ErrorBody {
-  error: { code: number; message: string };
+  error: { code: number; type: TmsErrorType; message: string };
 }
 
 /** 4.1 POST /api/v1/messages/send. */

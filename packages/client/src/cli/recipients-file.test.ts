@@ -10,6 +10,7 @@ const template: Template = {
   oa_id: '1',
   oa_name: 'OA',
   preview_url: '',
+  price: 300,
   params: [
     { name: 'customer_name', type: 'STRING', required: true, min_length: 1, max_length: 5 },
     { name: 'note', type: 'STRING', required: false, min_length: 2, max_length: 10 },
