@@ -1,28 +1,44 @@
 // Lint rules, including the layer rule of the README's Architecture section:
-// main → http | workers | cli → services → store | platform → lib; only config/ reads the environment.
+// main → http | workers | cli → services → caches | infrastructure → store | platform → lib;
+// only config/ reads the environment.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const layers = {
-  lib: ['config', 'store', 'platform', 'services', 'http', 'workers', 'cli', 'main'],
-  config: ['store', 'platform', 'services', 'http', 'workers', 'cli', 'main'],
-  store: ['services', 'http', 'workers', 'cli', 'main', 'platform'],
-  platform: ['services', 'http', 'workers', 'cli', 'main', 'store'],
+  lib: ['config', 'store', 'platform', 'caches', 'infrastructure', 'services', 'http', 'workers', 'cli', 'main'],
+  config: ['store', 'platform', 'caches', 'infrastructure', 'services', 'http', 'workers', 'cli', 'main'],
+  store: ['platform', 'caches', 'infrastructure', 'services', 'http', 'workers', 'cli', 'main'],
+  platform: ['store', 'caches', 'infrastructure', 'services', 'http', 'workers', 'cli', 'main'],
+  caches: ['infrastructure', 'services', 'http', 'workers', 'cli', 'main'],
+  infrastructure: ['caches', 'services', 'http', 'workers', 'cli', 'main'],
   services: ['http', 'workers', 'cli', 'main'],
-  http: ['store', 'platform', 'workers', 'cli', 'main'],
-  workers: ['http', 'cli', 'main', 'store'],
-  cli: ['http', 'workers', 'main', 'store'],
+  http: ['store', 'platform', 'infrastructure', 'workers', 'cli', 'main'],
+  workers: ['http', 'cli', 'main'],
+  cli: ['workers', 'main', 'store'],
+};
+
+/** Packages a layer may not use: the web framework stays in http/, SQL stays in store/ (and migrations). */
+const forbiddenPackages = {
+  services: ['fastify', '@fastify/*'],
+  caches: ['fastify', '@fastify/*'],
+  infrastructure: ['fastify', '@fastify/*'],
+  http: ['kysely', 'pg', 'better-sqlite3'],
+  workers: ['fastify', '@fastify/*'],
 };
 
 function forbidLayers(layer, forbidden) {
+  const packages = forbiddenPackages[layer] ?? [];
   return {
     files: [`packages/gateway/src/${layer}/**/*.ts`],
     rules: {
       'no-restricted-imports': ['error', {
-        patterns: forbidden.map((other) => ({
-          group: [`**/${other}/*`, `../${other}`, `../../${other}`, '!./routes/**'],
-          message: `${layer}/ may not import ${other}/ (see the README, Architecture).`,
-        })),
+        patterns: [
+          ...forbidden.map((other) => ({
+            group: [`**/${other}/*`, `../${other}`, `../../${other}`, '!./routes/**'],
+            message: `${layer}/ may not import ${other}/ (see the README, Architecture).`,
+          })),
+          ...(packages.length > 0 ? [{ group: packages, message: `${layer}/ may not use ${packages.join(', ')} (see the README, Architecture).` }] : []),
+        ],
       }],
     },
   };

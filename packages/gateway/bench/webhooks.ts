@@ -26,7 +26,8 @@ import pino from 'pino';
 import { Pool } from 'undici';
 import { parseConfig } from '../src/config/config.ts';
 import { createRuntime } from '../src/main/runtime.ts';
-import { createApiKey, createWorkspace } from '../src/services/admin.ts';
+import { createApiKey } from '../src/services/admin/api-keys.ts';
+import { createWorkspace } from '../src/services/admin/workspaces.ts';
 import { insertRows } from '../src/store/bulk-insert.ts';
 import { runInTransaction } from '../src/store/database.ts';
 import type { WebhookDeliveryRow } from '../src/store/schema.ts';
@@ -163,15 +164,16 @@ async function runDeliveries(scenario: WebhookScenario, context: WebhookContext,
     const env = benchGatewayEnvironment(harness, database, { TMS_TEMPLATE_SYNC_MS: '0', ...context.extraEnv });
     const runtime = await createRuntime(parseConfig(env), { log: pino({ level: 'silent' }) });
     try {
-      const workspace = await createWorkspace(runtime.deps, { name: 'bench webhooks' });
-      const key = await createApiKey(runtime.deps, workspace.id, { scopes: ['messages:send'], webhook_url: receiver.url });
-      receiver.apiKey = key.key;
+      const ctx = runtime.contextFor({ kind: 'operator' });
+      const workspace = await createWorkspace({ ctx, input: { name: 'bench webhooks' } });
+      const key = await createApiKey({ ctx, input: { workspaceId: workspace.id, scopes: ['messages:send'], webhook_url: receiver.url } });
+      receiver.apiKey = key.secret;
       const now = Date.now();
       const rows: WebhookDeliveryRow[] = Array.from({ length: context.deliveries }, (_, index) => ({
         id: `dlv_BENCH${String(index).padStart(21, '0')}`,
         message_id: `msg_BENCH${String(index).padStart(21, '0')}`,
         workspace_id: workspace.id,
-        api_key_id: key.id,
+        api_key_id: key.row.id,
         url: receiver.url,
         body: reportBody(index, now),
         status: 'pending',
@@ -187,7 +189,7 @@ async function runDeliveries(scenario: WebhookScenario, context: WebhookContext,
         updated_at: now,
       }));
       for (let start = 0; start < rows.length; start += 5000) {
-        await runInTransaction(runtime.deps.store, (trx) => insertRows(trx, runtime.deps.store.dialect, 'webhook_deliveries', rows.slice(start, start + 5000)));
+        await runInTransaction(runtime.store, (trx) => insertRows(trx, runtime.store.dialect, 'webhook_deliveries', rows.slice(start, start + 5000)));
       }
     } finally {
       await runtime.close();

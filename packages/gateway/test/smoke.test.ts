@@ -31,7 +31,7 @@ describe.each(STORE_KINDS)('send and read back (%s)', (kind) => {
     });
     expect(response.status).toBe(202);
     const ids: string[] = response.body.results.map((result: { msg_id: string }) => result.msg_id);
-    const rows = await gateway.runtime.deps.store.db.selectFrom('messages').select(['id', 'template_data', 'rsa_phone', 'quota_day']).where('id', 'in', ids).execute();
+    const rows = await gateway.runtime.store.db.selectFrom('messages').select(['id', 'template_data', 'rsa_phone', 'quota_day']).where('id', 'in', ids).execute();
     const byId = new Map(rows.map((row) => [row.id, row]));
     ids.forEach((id, index) => {
       expect(JSON.parse(byId.get(id)!.template_data)).toEqual({ name: names[index], code: `c${index}` });

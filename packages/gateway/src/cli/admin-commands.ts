@@ -1,25 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import {
-  changeApiKey,
-  changeWorkspace,
-  connectSenderAccount,
-  createApiKey,
-  createWorkspace,
-  getWorkspace,
-  listApiKeys,
-  listSenderAccounts,
-  listWorkspaceTemplates,
-  listWorkspaces,
-  readWallet,
-  registerTemplate,
-  topUp,
-  type AdminDependencies,
-  type RegisterTemplateInput,
-} from '../services/admin.ts';
+import { presentRegisteredTemplate, presentTemplateList, presentTemplateSync } from '../http/presenters/admin-templates.ts';
+import { presentApiKey, presentApiKeyList, presentCreatedApiKey } from '../http/presenters/api-keys.ts';
+import { presentSenderAccount, presentSenderAccountList } from '../http/presenters/sender-accounts.ts';
+import { presentDeliveryList, presentDeliveryWithLog, presentFailedRedelivery } from '../http/presenters/webhook-deliveries.ts';
+import { presentTopUp, presentWallet, presentWorkspace, presentWorkspaceList } from '../http/presenters/workspaces.ts';
+import { changeApiKey, createApiKey, listApiKeys } from '../services/admin/api-keys.ts';
+import { connectSenderAccount, listSenderAccounts, type ConnectSenderAccountInput } from '../services/admin/sender-accounts.ts';
+import { listWorkspaceTemplates, registerTemplate, type RegisterTemplateInput } from '../services/admin/templates.ts';
+import { readWallet, topUp } from '../services/admin/wallets.ts';
+import { changeWorkspace, createWorkspace, getWorkspace, listWorkspaces } from '../services/admin/workspaces.ts';
 import { SCOPES, type Scope } from '../services/authentication.ts';
+import type { Context, OperatorCaller } from '../services/context.ts';
 import { badRequest } from '../services/errors.ts';
-import { AccessTokens } from '../services/platform-tokens.ts';
 import { syncTemplates } from '../services/template-sync.ts';
 import { getWebhookDelivery, listWebhookDeliveries, redeliverFailedWebhooks, redeliverWebhook } from '../services/webhook-deliveries.ts';
 import { TEMPLATE_STATUSES, type TemplateStatus } from '../services/vocabulary.ts';
@@ -116,8 +109,11 @@ function parseTemplateFile(file: string): Omit<RegisterTemplateInput, never> {
   return { ...input, params: input.params.map((param) => ({ ...param, type: param.type ?? 'STRING' })) };
 }
 
-/** Runs one `tms admin` verb against the store through the same services as /admin/v1. */
-export async function runAdminCommand(deps: AdminDependencies, argv: string[]): Promise<unknown> {
+/**
+ * Runs one `tms admin` verb through the same verbs as /admin/v1, and answers what /admin/v1 would
+ * (the same presenters), for --json and the human format alike.
+ */
+export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string[]): Promise<unknown> {
   // parseArgs would read "-5000" as an option; say what is really wrong with it.
   const negative = argv.find((arg) => /^-\d/.test(arg));
   if (negative) throw badRequest(`${negative}: amounts, caps and limits are whole numbers, 0 or more`);
@@ -133,50 +129,62 @@ export async function runAdminCommand(deps: AdminDependencies, argv: string[]): 
   const [resource, verb, ...args] = positionals;
   const command = `${resource ?? ''} ${verb ?? ''}`;
   switch (command) {
-    case 'workspaces create':
-      return createWorkspace(deps, {
+    case 'workspaces create': {
+      const input = {
         name: required(values, 'name'),
         message_cap: values['message-cap'] === undefined ? null : wholeNumber(values['message-cap'], '--message-cap'),
-      });
+      };
+      return presentWorkspace(await createWorkspace({ ctx, input }));
+    }
     case 'workspaces list':
-      return listWorkspaces(deps, { limit: values.limit ? wholeNumber(values.limit, '--limit') : undefined });
+      return presentWorkspaceList(await listWorkspaces({ ctx, input: { limit: values.limit ? wholeNumber(values.limit, '--limit') : undefined } }));
     case 'workspaces show':
-      return getWorkspace(deps, positional(args, 0, 'workspace id'));
+      return presentWorkspace(await getWorkspace({ ctx, input: { id: positional(args, 0, 'workspace id') } }));
     case 'workspaces suspend':
-      return changeWorkspace(deps, positional(args, 0, 'workspace id'), { status: 'suspended' });
+      return presentWorkspace(await changeWorkspace({ ctx, input: { id: positional(args, 0, 'workspace id'), status: 'suspended' } }));
     case 'workspaces resume':
-      return changeWorkspace(deps, positional(args, 0, 'workspace id'), { status: 'active' });
+      return presentWorkspace(await changeWorkspace({ ctx, input: { id: positional(args, 0, 'workspace id'), status: 'active' } }));
     case 'workspaces set-cap': {
       const cap = positional(args, 1, 'cap (a number or none)');
-      return changeWorkspace(deps, positional(args, 0, 'workspace id'), { message_cap: cap === 'none' ? null : wholeNumber(cap, 'cap') });
+      const input = { id: positional(args, 0, 'workspace id'), message_cap: cap === 'none' ? null : wholeNumber(cap, 'cap') };
+      return presentWorkspace(await changeWorkspace({ ctx, input }));
     }
-    case 'wallet top-up':
-      return topUp(deps, positional(args, 0, 'workspace id'), {
+    case 'wallet top-up': {
+      const input = {
+        workspaceId: positional(args, 0, 'workspace id'),
         amount: wholeNumber(positional(args, 1, 'amount'), 'amount'),
         note: typeof values.note === 'string' ? values.note : undefined,
-      });
-    case 'wallet show':
-      return readWallet(deps, positional(args, 0, 'workspace id'), { limit: values.limit ? wholeNumber(values.limit, '--limit') : undefined });
-    case 'keys create':
-      return createApiKey(deps, positional(args, 0, 'workspace id'), {
+      };
+      return presentTopUp(await topUp({ ctx, input }));
+    }
+    case 'wallet show': {
+      const input = { workspaceId: positional(args, 0, 'workspace id'), limit: values.limit ? wholeNumber(values.limit, '--limit') : undefined };
+      return presentWallet(await readWallet({ ctx, input }));
+    }
+    case 'keys create': {
+      const input = {
+        workspaceId: positional(args, 0, 'workspace id'),
         name: typeof values.name === 'string' ? values.name : undefined,
         scopes: parseScopes(required(values, 'scopes')),
         webhook_url: typeof values['webhook-url'] === 'string' ? values['webhook-url'] : null,
         rate_limit_per_second: values['rate-limit'] === undefined ? null : wholeNumber(values['rate-limit'], '--rate-limit'),
-      });
+      };
+      return presentCreatedApiKey(await createApiKey({ ctx, input }));
+    }
     case 'keys list':
-      return listApiKeys(deps, positional(args, 0, 'workspace id'));
+      return presentApiKeyList(await listApiKeys({ ctx, input: { workspaceId: positional(args, 0, 'workspace id') } }));
     case 'keys revoke':
-      return changeApiKey(deps, positional(args, 0, 'key id'), { revoke: true });
+      return presentApiKey(await changeApiKey({ ctx, input: { id: positional(args, 0, 'key id'), revoke: true } }));
     case 'keys set-webhook': {
       const url = positional(args, 1, 'webhook URL (or none)');
-      return changeApiKey(deps, positional(args, 0, 'key id'), { webhook_url: url === 'none' ? null : url });
+      return presentApiKey(await changeApiKey({ ctx, input: { id: positional(args, 0, 'key id'), webhook_url: url === 'none' ? null : url } }));
     }
     case 'sender-accounts connect': {
       const mode = values['default-mode'] ?? 'plain';
       if (mode !== 'plain' && mode !== 'hashphone') throw badRequest('--default-mode must be plain or hashphone');
       const keyFile = values['rsa-public-key-file'];
-      return connectSenderAccount(deps, positional(args, 0, 'workspace id'), {
+      const input: ConnectSenderAccountInput & { workspaceId: string } = {
+        workspaceId: positional(args, 0, 'workspace id'),
         oa_id: required(values, 'oa-id'),
         name: required(values, 'name'),
         default_mode: mode,
@@ -186,34 +194,41 @@ export async function runAdminCommand(deps: AdminDependencies, argv: string[]): 
         refresh_token: required(values, 'refresh-token'),
         oa_secret_key: typeof values['oa-secret-key'] === 'string' ? values['oa-secret-key'] : null,
         rsa_public_key: typeof keyFile === 'string' ? readFileSync(keyFile, 'utf8').trim() : null,
-      });
+      };
+      return presentSenderAccount(await connectSenderAccount({ ctx, input }));
     }
     case 'sender-accounts list':
-      return listSenderAccounts(deps, positional(args, 0, 'workspace id'));
-    case 'templates register':
-      return registerTemplate(deps, positional(args, 0, 'workspace id'), parseTemplateFile(required(values, 'file')));
+      return presentSenderAccountList(await listSenderAccounts({ ctx, input: { workspaceId: positional(args, 0, 'workspace id') } }));
+    case 'templates register': {
+      const workspaceId = positional(args, 0, 'workspace id');
+      const input = { ...parseTemplateFile(required(values, 'file')), workspaceId };
+      return presentRegisteredTemplate(await registerTemplate({ ctx, input }));
+    }
     case 'templates list':
-      return listWorkspaceTemplates(deps, positional(args, 0, 'workspace id'));
+      return presentTemplateList(await listWorkspaceTemplates({ ctx, input: { workspaceId: positional(args, 0, 'workspace id') } }));
     case 'templates sync': {
       const workspaceId = positional(args, 0, 'workspace id');
       const oaId = values['oa-id'] === undefined ? undefined : required(values, 'oa-id');
-      const accounts = await syncTemplates(deps, new AccessTokens(deps), workspaceId, oaId);
-      return { workspace_id: workspaceId, accounts, count: accounts.length };
+      return presentTemplateSync(workspaceId, await syncTemplates({ ctx, input: { workspaceId, oaId } }));
     }
-    case 'webhooks list':
-      return listWebhookDeliveries(deps, {
+    case 'webhooks list': {
+      const input = {
         workspace_id: optional(values, 'workspace'),
         status: optional(values, 'status'),
         since: optional(values, 'since'),
         until: optional(values, 'until'),
         limit: values.limit ? wholeNumber(values.limit, '--limit') : undefined,
-      });
+      };
+      return presentDeliveryList(await listWebhookDeliveries({ ctx, input }));
+    }
     case 'webhooks show':
-      return getWebhookDelivery(deps, positional(args, 0, 'delivery id'));
+      return presentDeliveryWithLog(await getWebhookDelivery({ ctx, input: { id: positional(args, 0, 'delivery id') } }));
     case 'webhooks redeliver':
-      return redeliverWebhook(deps, positional(args, 0, 'delivery id'));
-    case 'webhooks redeliver-failed':
-      return redeliverFailedWebhooks(deps, { failed_since: required(values, 'since'), workspace_id: optional(values, 'workspace') });
+      return presentDeliveryWithLog(await redeliverWebhook({ ctx, input: { id: positional(args, 0, 'delivery id') } }));
+    case 'webhooks redeliver-failed': {
+      const input = { failed_since: required(values, 'since'), workspace_id: optional(values, 'workspace') };
+      return presentFailedRedelivery(await redeliverFailedWebhooks({ ctx, input }));
+    }
     default:
       throw badRequest(`unknown command "tms admin ${command.trim()}"\n\n${ADMIN_USAGE}`);
   }

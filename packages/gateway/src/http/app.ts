@@ -2,10 +2,7 @@ import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import type { Logger } from 'pino';
-import type { AdminDependencies } from '../services/admin.ts';
-import type { ApiKeyAuthenticator } from '../services/authentication.ts';
-import type { Dependencies } from '../services/context.ts';
-import type { AccessTokens } from '../services/platform-tokens.ts';
+import { createContext, type ServiceParts } from '../services/context.ts';
 import { registerClosing } from './plugins/closing.ts';
 import { registerErrorHandling } from './plugins/errors.ts';
 import { requireAdmin } from './plugins/guards.ts';
@@ -42,21 +39,19 @@ const bodyAjv = new Ajv({ ...ajvBase, coerceTypes: false });
 const textAjv = new Ajv({ ...ajvBase, coerceTypes: 'array' });
 
 export interface AppParts {
-  deps: Dependencies;
-  admin: AdminDependencies;
-  authenticator: ApiKeyAuthenticator;
+  /** The process's parts: routes reach them only through the contexts of verbs. */
+  services: ServiceParts;
   logger: Logger;
-  /** The process's access tokens: shares their cache and refreshes with the dispatcher. */
-  accessTokens?: AccessTokens;
 }
 
 export async function buildApp(parts: AppParts): Promise<App> {
+  const { config } = parts.services;
   const app = Fastify({
     loggerInstance: parts.logger as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: generateRequestId,
     // Access logs cost CPU at thousands of requests per second: on only when asked (TMS_ACCESS_LOG).
-    logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: !parts.deps.config.accessLog }),
+    logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: !config.accessLog }),
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     // Failures Node and the router answer on their own get the contract's error body too.
@@ -66,13 +61,13 @@ export async function buildApp(parts: AppParts): Promise<App> {
     // Slow clients (a trickling body, headers that never end) are cut off and answered 408.
     http: {
       requireHostHeader: false,
-      headersTimeout: parts.deps.config.http.headersTimeoutMs,
+      headersTimeout: config.http.headersTimeoutMs,
       // Node checks the two limits above only this often (30 s by default).
       connectionsCheckingInterval: 1000,
     },
     // Set here, not in `http`: Fastify writes its own requestTimeout (0, none) over the server's.
-    requestTimeout: parts.deps.config.http.requestTimeoutMs,
-    keepAliveTimeout: parts.deps.config.http.keepAliveTimeoutMs,
+    requestTimeout: config.http.requestTimeoutMs,
+    keepAliveTimeout: config.http.keepAliveTimeoutMs,
   }).withTypeProvider<TypeBoxTypeProvider>() as App;
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
   registerErrorHandling(app);
@@ -81,14 +76,12 @@ export async function buildApp(parts: AppParts): Promise<App> {
   registerRequestId(app);
   registerClosing(app);
   registerResponseHeaders(app);
-  await registerOpenApi(app, { adminToken: parts.deps.config.adminToken, webhooks: parts.deps.config.webhooks });
+  await registerOpenApi(app, { adminToken: config.adminToken, webhooks: config.webhooks });
 
   const route: RouteDependencies = {
-    deps: parts.deps,
-    admin: parts.admin,
-    authenticator: parts.authenticator,
-    limiter: new RateLimiter(parts.deps.config.rateLimit, parts.deps.clock),
-    accessTokens: parts.accessTokens,
+    config,
+    limiter: new RateLimiter(config.rateLimit, parts.services.clock),
+    contextFor: (caller, log) => createContext(parts.services, caller, log),
   };
   registerHealth(app, route);
   registerMetrics(app, route);
@@ -104,7 +97,7 @@ export async function buildApp(parts: AppParts): Promise<App> {
   await registerPlatformEvents(app, route);
 
   await app.register(async (operator) => {
-    const adminToken = parts.deps.config.adminToken;
+    const adminToken = config.adminToken;
     if (!adminToken) throw new Error('the operator API needs an admin token');
     operator.addHook('onRequest', requireAdmin(adminToken));
     const scoped = operator as unknown as App;

@@ -1,29 +1,37 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
+import type { Config } from '../config/config.ts';
 import { sha256Hex } from '../lib/crypto.ts';
-import type { AdminDependencies } from '../services/admin.ts';
-import type { ApiKeyAuthenticator } from '../services/authentication.ts';
-import type { Dependencies, RequestContext } from '../services/context.ts';
-import type { AccessTokens } from '../services/platform-tokens.ts';
+import type { ApiKeyCaller, Caller, Context, OperatorCaller } from '../services/context.ts';
 import { ApiError } from '../services/errors.ts';
-import type { IdempotencyInput, ServiceResponse } from '../services/idempotency.ts';
+import type { IdempotencyInput } from '../services/idempotency.ts';
 import type { RateLimiter } from './plugins/rate-limit.ts';
 
 export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
+/** What routes are given: a way to make a verb's context, never the store or the parts themselves. */
 export interface RouteDependencies {
-  deps: Dependencies;
-  admin: AdminDependencies;
-  authenticator: ApiKeyAuthenticator;
-  limiter: RateLimiter;
-  /** The process's access tokens (shared with the dispatcher); routes that need one make their own without it. */
-  accessTokens?: AccessTokens;
+  readonly config: Config;
+  readonly limiter: RateLimiter;
+  contextFor<C extends Caller>(caller: C, log: Logger): Context<C>;
 }
 
-export function contextOf(request: FastifyRequest, deps: Dependencies): RequestContext {
+const OPERATOR: OperatorCaller = { kind: 'operator' };
+
+/** The context of a request whose API key the route's guard has authenticated. */
+export function apiContextOf(request: FastifyRequest, route: RouteDependencies): Context<ApiKeyCaller> {
   if (!request.caller) throw new Error('route is missing its authentication guard');
-  return { deps, caller: request.caller, requestId: request.id, log: request.log as unknown as Logger };
+  return route.contextFor(request.caller, requestLog(request));
+}
+
+/** The context of an /admin/v1 request (its guard checked the operator token). */
+export function operatorContextOf(request: FastifyRequest, route: RouteDependencies): Context<OperatorCaller> {
+  return route.contextFor(OPERATOR, requestLog(request));
+}
+
+export function requestLog(request: FastifyRequest): Logger {
+  return request.log as unknown as Logger;
 }
 
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
@@ -39,7 +47,8 @@ export function idempotencyOf(request: FastifyRequest): IdempotencyInput | undef
   return { key, requestHash: sha256Hex(`${request.method} ${path}\n${JSON.stringify(request.body ?? null)}`) };
 }
 
-export function sendServiceResponse(reply: FastifyReply, response: ServiceResponse): FastifyReply {
-  if (response.replayed) reply.header('idempotent-replayed', 'true');
-  return reply.code(response.statusCode).send(response.body);
+/** A POST's answer: the stored one replayed under its Idempotency-Key is marked so. */
+export function sendIdempotent<Body>(reply: FastifyReply, statusCode: number, outcome: { replayed: boolean }, body: Body): FastifyReply {
+  if (outcome.replayed) reply.header('idempotent-replayed', 'true');
+  return reply.code(statusCode).send(body);
 }

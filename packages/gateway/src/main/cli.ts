@@ -69,11 +69,11 @@ async function serve(roles: { api: boolean; worker: boolean }, withDemo: boolean
   const output = new LogOutput();
   const log = pino({ level: config.logLevel }, output);
   const runtime = await createRuntime(config, { log });
-  const demo = withDemo && config.database.kind === 'sqlite' && config.demoSeed ? await ensureDemoWorkspace(runtime.deps) : null;
+  const demo = withDemo && config.database.kind === 'sqlite' && config.demoSeed ? await ensureDemoWorkspace({ ctx: runtime.contextFor({ kind: 'operator' }), input: {} }) : null;
   const service = await startService(runtime, roles);
   stopOnSignals(service, log, output, shutdownDeadlineMs(config));
   if (roles.api) printStartBanner({ config, url: service.url!, generated, secretsFile, adminTokenFromFile, demo });
-  log.info({ roles, store: runtime.deps.store.dialect, migrations: runtime.appliedMigrations }, 'tms started');
+  log.info({ roles, store: runtime.store.dialect, migrations: runtime.appliedMigrations }, 'tms started');
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -97,7 +97,7 @@ async function main(argv: string[]): Promise<void> {
       }
       const runtime = await createRuntime(loadConfig().config, { log: pino({ level: 'warn' }) });
       try {
-        const result = await runAdminCommand(runtime.admin, rest);
+        const result = await runAdminCommand(runtime.contextFor({ kind: 'operator' }), rest);
         console.log(rest.includes('--json') ? JSON.stringify(result, null, 2) : formatForHumans(result));
       } finally {
         await runtime.close();

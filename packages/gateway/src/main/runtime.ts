@@ -1,32 +1,44 @@
 import pino, { type Logger } from 'pino';
+import { AccessTokens } from '../caches/access-tokens.ts';
+import { ApiKeyCache } from '../caches/api-keys.ts';
+import { Catalog } from '../caches/catalog.ts';
+import { EventSigners } from '../caches/event-signers.ts';
+import { PlatformQuota } from '../caches/platform-quota.ts';
 import type { Config } from '../config/config.ts';
-import { createAcceptanceWriter } from '../services/acceptance-writer.ts';
-import { AccessTokens } from '../services/platform-tokens.ts';
-import { PlatformQuota } from '../services/platform-quota.ts';
-import type { AdminDependencies } from '../services/admin.ts';
-import { ApiKeyAuthenticator } from '../services/authentication.ts';
-import { Catalog } from '../services/catalog-cache.ts';
-import { Metrics } from '../services/metrics.ts';
-import type { Dependencies } from '../services/context.ts';
+import { createAcceptanceWriter } from '../infrastructure/acceptance-writer.ts';
+import { createDeliveryEventWriter } from '../infrastructure/delivery-event-writer.ts';
+import { Metrics } from '../infrastructure/metrics.ts';
+import { ZnsClient } from '../platform/zns-client.ts';
+import { createContext, type Caller, type Context, type ServiceParts } from '../services/context.ts';
 import { openStore } from '../store/database.ts';
 import { migrate } from '../store/migrate.ts';
-import { ZnsClient } from '../platform/zns-client.ts';
 
 /** How long GET /quota or a batch waits for a first quota lookup of a sender account. */
 const PLATFORM_QUOTA_WAIT_MS = 2000;
 
-export interface Runtime {
-  deps: Dependencies;
-  admin: AdminDependencies;
-  authenticator: ApiKeyAuthenticator;
-  /** Access tokens per sender account, refreshed once at a time across processes. */
-  accessTokens: AccessTokens;
-  appliedMigrations: string[];
-  /** Commits what was accepted, then closes the store. */
+/** Something the runtime stops when it closes: an HTTP server, a worker loop. */
+export interface Stoppable {
+  stop(): Promise<void>;
+}
+
+/**
+ * The one object that owns every long-lived part of a process: the store's pool, the platform
+ * client, the caches, the group-commit writers, and (once started) the HTTP server and worker
+ * loops. `close()` takes them down in order: servers stop taking work, loops finish theirs, the
+ * writers commit what they hold, then the platform client and the store close.
+ */
+export interface Runtime extends ServiceParts {
+  readonly appliedMigrations: string[];
+  /** A verb's context for this caller on this process's parts. */
+  contextFor<C extends Caller>(caller: C, log?: Logger): Context<C>;
+  /** Hands the runtime something to stop first on close (an HTTP server, which takes work in). */
+  ownServer(server: Stoppable): void;
+  /** Hands the runtime a worker loop, stopped after the servers and before the writers flush. */
+  ownLoop(loop: Stoppable): void;
   close(): Promise<void>;
 }
 
-/** Opens the store, applies migrations and wires the services: shared by every entry point. */
+/** Opens the store, applies migrations and builds the parts: shared by every entry point. */
 export async function createRuntime(config: Config, options: { log?: Logger; clock?: () => number } = {}): Promise<Runtime> {
   const log = options.log ?? pino({ level: config.logLevel });
   const clock = options.clock ?? Date.now;
@@ -38,38 +50,46 @@ export async function createRuntime(config: Config, options: { log?: Logger; clo
     await store.close();
     throw error;
   }
-  const acceptanceWriter = createAcceptanceWriter(store, clock);
   const platform = new ZnsClient(config.zns);
   // One token cache per process, shared by dispatch, template sync and quota lookups.
   const accessTokens = new AccessTokens({ config, store, clock, log, platform });
-  const platformQuota = new PlatformQuota({ store, clock, log, platform }, accessTokens, {
-    ...config.platformQuota,
-    // A request with nothing cached waits this long at most; the answer is cached when it comes.
-    waitMs: Math.min(config.zns.timeoutMs, PLATFORM_QUOTA_WAIT_MS),
-  });
-  const deps: Dependencies = {
+  const parts: ServiceParts = {
     config,
     store,
     clock,
     log,
-    acceptanceWriter,
-    catalog: new Catalog(store, config.authCacheMs, clock),
     platform,
-    platformQuota,
+    accessTokens,
+    platformQuota: new PlatformQuota({ store, clock, log, platform }, accessTokens, {
+      ...config.platformQuota,
+      // A request with nothing cached waits this long at most; the answer is cached when it comes.
+      waitMs: Math.min(config.zns.timeoutMs, PLATFORM_QUOTA_WAIT_MS),
+    }),
+    catalog: new Catalog(store, config.authCacheMs, clock),
+    apiKeys: new ApiKeyCache(store, config.authCacheMs, clock),
+    eventSigners: new EventSigners(store, config.masterKey, config.authCacheMs, clock),
+    acceptanceWriter: createAcceptanceWriter(store, clock),
+    deliveryEventWriter: createDeliveryEventWriter(store),
     metrics: new Metrics(store, clock),
     idempotencyKeysInFlight: new Set(),
   };
-  const authenticator = new ApiKeyAuthenticator(store, config.authCacheMs, clock);
+  const servers: Stoppable[] = [];
+  const loops: Stoppable[] = [];
+  let closing: Promise<void> | null = null;
+  const close = async (): Promise<void> => {
+    for (const server of servers.splice(0)) await server.stop();
+    await Promise.all(loops.splice(0).map((loop) => loop.stop()));
+    // Loops and requests may have handed work to the writers up to the moment they stopped.
+    await Promise.all([parts.acceptanceWriter.drain(), parts.deliveryEventWriter.drain()]);
+    await platform.close();
+    await store.close();
+  };
   return {
-    deps,
-    admin: { ...deps, forgetCachedKeys: () => authenticator.forgetAll() },
-    authenticator,
-    accessTokens,
+    ...parts,
     appliedMigrations,
-    close: async () => {
-      await acceptanceWriter.drain();
-      await platform.close();
-      await store.close();
-    },
+    contextFor: (caller, requestLog) => createContext(parts, caller, requestLog),
+    ownServer: (server) => servers.push(server),
+    ownLoop: (loop) => loops.push(loop),
+    close: () => (closing ??= close()),
   };
 }

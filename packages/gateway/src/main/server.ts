@@ -1,13 +1,13 @@
 import { buildApp } from '../http/app.ts';
 import type { App } from '../http/route-support.ts';
-import { MessageDispatcher } from '../services/dispatch.ts';
-import { stallBoundMs } from '../services/loop-health.ts';
-import { WebhookSender } from '../services/webhook-sender.ts';
-import { DispatcherLoop } from '../workers/dispatcher.ts';
+import { MessageDispatcher } from '../workers/dispatch/engine.ts';
+import { stallBoundMs } from '../infrastructure/loop-health.ts';
+import { WebhookSender } from '../workers/webhooks/engine.ts';
+import { DispatcherLoop } from '../workers/dispatch/loop.ts';
 import { maintenanceTasks } from '../workers/maintenance.ts';
 import { templateSyncTask } from '../workers/template-sync.ts';
-import { deliveryCheckTask } from '../workers/delivery-check.ts';
-import { WebhookSenderLoop } from '../workers/webhook-sender.ts';
+import { deliveryCheckTask } from '../workers/delivery-checks/task.ts';
+import { WebhookSenderLoop } from '../workers/webhooks/loop.ts';
 import { Worker } from '../workers/worker.ts';
 import type { Runtime } from './runtime.ts';
 
@@ -26,26 +26,29 @@ export interface RunningService {
 }
 
 export async function startService(runtime: Runtime, roles: { api: boolean; worker: boolean }): Promise<RunningService> {
-  const { config } = runtime.deps;
+  const { config } = runtime;
   let app: App | null = null;
   let url: string | null = null;
   if (roles.api) {
-    app = await buildApp({ deps: runtime.deps, admin: runtime.admin, authenticator: runtime.authenticator, logger: runtime.deps.log, accessTokens: runtime.accessTokens });
-    url = await app.listen({ host: config.host, port: config.port });
+    const server = await buildApp({ services: runtime, logger: runtime.log });
+    app = server;
+    url = await server.listen({ host: config.host, port: config.port });
+    runtime.ownServer({ stop: () => server.close() });
   }
-  const tasks = [...maintenanceTasks(runtime.deps)];
-  if (config.templateSyncMs > 0) tasks.push(templateSyncTask(runtime.deps, runtime.accessTokens, config.templateSyncMs));
+  const tasks = [...maintenanceTasks(runtime)];
+  if (config.templateSyncMs > 0) tasks.push(templateSyncTask(runtime, config.templateSyncMs));
   if (config.deliveryCheckAfterMs > 0) {
-    tasks.push(deliveryCheckTask(runtime.deps, runtime.accessTokens, { afterMs: config.deliveryCheckAfterMs, maxAgeMs: DELIVERY_CHECK_MAX_AGE_MS, batchSize: 200 }));
+    tasks.push(deliveryCheckTask(runtime, { afterMs: config.deliveryCheckAfterMs, maxAgeMs: DELIVERY_CHECK_MAX_AGE_MS, batchSize: 200 }));
   }
-  const worker = roles.worker ? new Worker(tasks, runtime.deps.log) : null;
+  const worker = roles.worker ? new Worker(tasks, runtime.log) : null;
   worker?.start();
+  if (worker) runtime.ownLoop(worker);
   const { dispatch } = config;
   const platformCallMs = config.zns.timeoutMs;
   const reconcileEveryMs = Math.min(5000, dispatch.leaseMs);
   const dispatcher = roles.worker
     ? new DispatcherLoop(
-        new MessageDispatcher(runtime.deps, runtime.accessTokens, { ...dispatch, maxAttempts: 5, platformTimeoutMs: platformCallMs }),
+        new MessageDispatcher(runtime, runtime.accessTokens, { ...dispatch, maxAttempts: 5, platformTimeoutMs: platformCallMs }),
         {
           parallelRounds: dispatch.parallelRounds,
           idlePollMs: dispatch.idlePollMs,
@@ -57,12 +60,13 @@ export async function startService(runtime: Runtime, roles: { api: boolean; work
             reconcileMs: stallBoundMs(reconcileEveryMs, platformCallMs),
           },
         },
-        runtime.deps.log,
-        runtime.deps.metrics.loops,
-        runtime.deps.clock,
+        runtime.log,
+        runtime.metrics.loops,
+        runtime.clock,
       )
     : null;
   dispatcher?.start();
+  if (dispatcher) runtime.ownLoop(dispatcher);
   const webhooks = roles.worker ? startWebhookSender(runtime) : null;
   return {
     app,
@@ -70,12 +74,7 @@ export async function startService(runtime: Runtime, roles: { api: boolean; work
     dispatcher,
     webhooks,
     url,
-    stop: async () => {
-      await app?.close();
-      await Promise.all([dispatcher?.stop(), webhooks?.stop()]);
-      await worker?.stop();
-      await runtime.close();
-    },
+    stop: () => runtime.close(),
   };
 }
 
@@ -83,14 +82,14 @@ export async function startService(runtime: Runtime, roles: { api: boolean; work
 const WEBHOOK_STOP_GRACE_MS = 5000;
 
 function startWebhookSender(runtime: Runtime): WebhookSenderLoop | null {
-  const { config, log } = runtime.deps;
+  const { config, log } = runtime;
   if (!config.masterKey) {
     // Webhooks are signed with the API key, stored encrypted under the master key.
     log.error('TMS_MASTER_KEY is not set: delivery-report webhooks cannot be signed and are not sent');
     return null;
   }
   const settings = config.webhooks;
-  const sender = new WebhookSender(runtime.deps, settings, config.masterKey, config.allowPrivateWebhookTargets);
+  const sender = new WebhookSender(runtime, settings, config.masterKey, config.allowPrivateWebhookTargets);
   const loop = new WebhookSenderLoop(
     sender,
     {
@@ -102,9 +101,10 @@ function startWebhookSender(runtime: Runtime): WebhookSenderLoop | null {
       stallBounds: { claimsMs: stallBoundMs(settings.idlePollMs, settings.timeoutMs), deliveriesMs: stallBoundMs(settings.idlePollMs, settings.timeoutMs) },
     },
     log,
-    runtime.deps.metrics.loops,
-    runtime.deps.clock,
+    runtime.metrics.loops,
+    runtime.clock,
   );
   loop.start();
+  runtime.ownLoop(loop);
   return loop;
 }

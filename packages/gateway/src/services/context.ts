@@ -1,39 +1,94 @@
 import type { Logger } from 'pino';
+import type { AccessTokens } from '../caches/access-tokens.ts';
+import type { ApiKeyCache } from '../caches/api-keys.ts';
+import type { Catalog } from '../caches/catalog.ts';
+import type { EventSigners } from '../caches/event-signers.ts';
+import type { PlatformQuota } from '../caches/platform-quota.ts';
 import type { Config } from '../config/config.ts';
+import type { AcceptanceWriter } from '../infrastructure/acceptance-writer.ts';
+import type { DeliveryEventWriter } from '../infrastructure/delivery-event-writer.ts';
+import type { Metrics } from '../infrastructure/metrics.ts';
 import type { ZnsClient } from '../platform/zns-client.ts';
 import type { Store } from '../store/database.ts';
-import type { AcceptanceWriter } from './acceptance-writer.ts';
-import type { Catalog } from './catalog-cache.ts';
-import type { Metrics } from './metrics.ts';
-import type { PlatformQuota } from './platform-quota.ts';
 
-/** Long-lived parts every service uses; built once by a composition root in main/. */
-export interface Dependencies {
+/**
+ * The process's long-lived parts, each built once and owned by the runtime (main/runtime.ts),
+ * which also closes them. Verbs reach them through their context; worker engines are given them.
+ */
+export interface ServiceParts {
   readonly config: Config;
   readonly store: Store;
   readonly clock: () => number;
   readonly log: Logger;
-  readonly acceptanceWriter: AcceptanceWriter;
-  readonly catalog: Catalog;
   /** The ZNS platform (or the simulator), over HTTP. */
   readonly platform: ZnsClient;
+  /** Access tokens per sender account, refreshed once at a time across processes. */
+  readonly accessTokens: AccessTokens;
   /** The platform's daily quota per sender account, cached briefly (GET /quota, batch acceptance). */
   readonly platformQuota: PlatformQuota;
+  /** Templates and sender accounts read on every send. */
+  readonly catalog: Catalog;
+  /** API keys by hash, for authentication. */
+  readonly apiKeys: ApiKeyCache;
+  /** Sender accounts with their OA secret keys, for verifying platform events. */
+  readonly eventSigners: EventSigners;
+  /** Commits acceptances in groups (one transaction for the requests of one moment). */
+  readonly acceptanceWriter: AcceptanceWriter;
+  /** Commits delivery events and their reports in groups. */
+  readonly deliveryEventWriter: DeliveryEventWriter;
   readonly metrics: Metrics;
   /** Idempotency keys being worked on in this process: a second request with one is 409. */
   readonly idempotencyKeysInFlight: Set<string>;
 }
 
-/** The caller of a public API request: the authenticated key and its workspace. */
-export interface Caller {
+/** A public API request, authenticated by an API key of a workspace. */
+export interface ApiKeyCaller {
+  readonly kind: 'api_key';
   readonly workspaceId: string;
   readonly apiKeyId: string;
   readonly scopes: readonly string[];
 }
 
-export interface RequestContext {
-  readonly deps: Dependencies;
-  readonly caller: Caller;
-  readonly requestId: string;
-  readonly log: Logger;
+/** The operator: /admin/v1 with the operator token, or `tms admin` on the machine. */
+export interface OperatorCaller {
+  readonly kind: 'operator';
 }
+
+/** The ZNS platform posting a webhook event; who it speaks for is known once its signature is checked. */
+export interface PlatformCaller {
+  readonly kind: 'platform';
+}
+
+/** A request that has not proved who it is yet (authentication itself). */
+export interface AnonymousCaller {
+  readonly kind: 'anonymous';
+}
+
+/** A long-running task of this process (template sync, maintenance). */
+export interface TaskCaller {
+  readonly kind: 'task';
+  readonly task: string;
+}
+
+export type Caller = ApiKeyCaller | OperatorCaller | PlatformCaller | AnonymousCaller | TaskCaller;
+
+/** What every verb is given with its input: who asks, and the process's parts to answer with. */
+export interface Context<C extends Caller = Caller> {
+  readonly caller: C;
+  readonly store: Store;
+  readonly clock: () => number;
+  readonly log: Logger;
+  readonly parts: ServiceParts;
+}
+
+/** Every domain verb has this one shape: `verb({ ctx, input })`. */
+export interface VerbCall<C extends Caller, Input> {
+  readonly ctx: Context<C>;
+  readonly input: Input;
+}
+
+/** The context of a caller on the process's parts, logging to `log` (a request's logger) when given. */
+export function createContext<C extends Caller>(parts: ServiceParts, caller: C, log: Logger = parts.log): Context<C> {
+  return { caller, store: parts.store, clock: parts.clock, log, parts };
+}
+

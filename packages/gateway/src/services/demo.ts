@@ -1,8 +1,12 @@
 import { decryptSecret } from '../lib/crypto.ts';
 import { listApiKeys } from '../store/api-keys.ts';
 import { findDemoWorkspace, listLedger, listWorkspaces } from '../store/workspaces.ts';
-import { connectSenderAccount, createApiKey, createWorkspace, registerTemplate, topUp, type RegisterTemplateInput } from './admin.ts';
-import type { Dependencies } from './context.ts';
+import { createApiKey } from './admin/api-keys.ts';
+import { connectSenderAccount } from './admin/sender-accounts.ts';
+import { registerTemplate, type RegisterTemplateInput } from './admin/templates.ts';
+import { topUp } from './admin/wallets.ts';
+import { createWorkspace } from './admin/workspaces.ts';
+import type { Context, OperatorCaller, VerbCall } from './context.ts';
 
 /**
  * The demo workspace made on a new embedded data directory, so the README's curl lines work.
@@ -72,29 +76,30 @@ export interface DemoCredentials {
  * (still unrevoked) key. A seeding cut short by a crash (a demo workspace that never got a key)
  * is completed on the next start; a demo whose keys the operator revoked stays without one.
  */
-export async function ensureDemoWorkspace(deps: Dependencies): Promise<DemoCredentials | null> {
-  const existing = await findDemoWorkspace(deps.store.db);
+export async function ensureDemoWorkspace({ ctx }: VerbCall<OperatorCaller, Record<string, never>>): Promise<DemoCredentials | null> {
+  const existing = await findDemoWorkspace(ctx.store.db);
+  const masterKey = ctx.parts.config.masterKey;
   if (existing) {
-    const keys = await listApiKeys(deps.store.db, existing.id);
+    const keys = await listApiKeys(ctx.store.db, existing.id);
     const key = keys.find((row) => row.revoked_at === null);
-    if (key && deps.config.masterKey) {
-      return { workspaceId: existing.id, apiKeyId: key.id, apiKey: decryptSecret(key.encrypted_key, deps.config.masterKey), created: false };
+    if (key && masterKey) {
+      return { workspaceId: existing.id, apiKeyId: key.id, apiKey: decryptSecret(key.encrypted_key, masterKey), created: false };
     }
-    return keys.length === 0 ? completeDemoWorkspace(deps, existing.id) : null;
+    return keys.length === 0 ? completeDemoWorkspace(ctx, existing.id) : null;
   }
   // Only a new data directory gets a demo: never one where the operator already made workspaces.
-  if ((await listWorkspaces(deps.store.db, { limit: 1, offset: 0 })).length > 0) return null;
-  const workspace = await createWorkspace(deps, { name: 'Demo workspace', is_demo: true });
-  return completeDemoWorkspace(deps, workspace.id);
+  if ((await listWorkspaces(ctx.store.db, { limit: 1, offset: 0 })).length > 0) return null;
+  const workspace = await createWorkspace({ ctx, input: { name: 'Demo workspace', is_demo: true } });
+  return completeDemoWorkspace(ctx, workspace.id);
 }
 
 /** Every step is safe to repeat: the balance is added once, the rest are upserts, the key comes last. */
-async function completeDemoWorkspace(deps: Dependencies, workspaceId: string): Promise<DemoCredentials> {
-  if ((await listLedger(deps.store.db, workspaceId, { limit: 1, offset: 0 })).length === 0) {
-    await topUp(deps, workspaceId, { amount: DEMO_BALANCE_VND, note: 'demo balance' });
+async function completeDemoWorkspace(ctx: Context<OperatorCaller>, workspaceId: string): Promise<DemoCredentials> {
+  if ((await listLedger(ctx.store.db, workspaceId, { limit: 1, offset: 0 })).length === 0) {
+    await topUp({ ctx, input: { workspaceId, amount: DEMO_BALANCE_VND, note: 'demo balance' } });
   }
-  await connectSenderAccount(deps, workspaceId, DEMO_SENDER_ACCOUNT);
-  for (const template of DEMO_TEMPLATES) await registerTemplate(deps, workspaceId, { ...template, oa_id: DEMO_SENDER_ACCOUNT.oa_id });
-  const key = await createApiKey(deps, workspaceId, { name: 'demo', scopes: ['messages:send', 'messages:read', 'templates:read'] });
-  return { workspaceId, apiKeyId: key.id, apiKey: key.key, created: true };
+  await connectSenderAccount({ ctx, input: { ...DEMO_SENDER_ACCOUNT, workspaceId } });
+  for (const template of DEMO_TEMPLATES) await registerTemplate({ ctx, input: { ...template, oa_id: DEMO_SENDER_ACCOUNT.oa_id, workspaceId } });
+  const key = await createApiKey({ ctx, input: { workspaceId, name: 'demo', scopes: ['messages:send', 'messages:read', 'templates:read'] } });
+  return { workspaceId, apiKeyId: key.row.id, apiKey: key.secret, created: true };
 }

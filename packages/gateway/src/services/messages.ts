@@ -1,41 +1,18 @@
 import { normalizePhone } from '../lib/phone.ts';
-import { formatUtc, formatUtcOrNull, parseDateTime } from '../lib/vietnam-time.ts';
+import { parseDateTime } from '../lib/vietnam-time.ts';
 import { runInTransaction } from '../store/database.ts';
-import { claimIdempotencyKeys } from '../store/idempotency.ts';
+import { claimIdempotencyKeys, idempotencyRecordOf } from '../store/idempotency.ts';
 import { insertRows } from '../store/bulk-insert.ts';
 import { cancelQueuedMessage, findMessage, listMessages as selectMessages } from '../store/messages.ts';
 import type { MessageRow, MessageStatus } from '../store/schema.ts';
-import type { RequestContext } from './context.ts';
+import type { ApiKeyCaller, VerbCall } from './context.ts';
 import { ApiError } from './errors.ts';
-import { IDEMPOTENCY_CONFLICT, runIdempotently, type IdempotencyInput, type ServiceResponse } from './idempotency.ts';
+import { IDEMPOTENCY_CONFLICT, runIdempotently, type Idempotent, type IdempotentOutcome } from './idempotency.ts';
 
-/** The message record of docs/api.md. */
-export function presentMessage(row: MessageRow) {
-  return {
-    msg_id: row.id,
-    tracking_id: row.tracking_id,
-    status: row.status,
-    phone: row.phone,
-    carrier: row.carrier,
-    source: row.source,
-    template_id: row.template_id,
-    oa_id: row.oa_id,
-    provider_msg_id: row.provider_msg_id,
-    error_code: row.error_code,
-    error_message: row.error_message,
-    error_reason: row.error_reason,
-    scheduled_at: formatUtcOrNull(row.scheduled_at),
-    sent_at: formatUtcOrNull(row.sent_at),
-    delivered_at: formatUtcOrNull(row.delivered_at),
-    failed_at: formatUtcOrNull(row.failed_at),
-    created_at: formatUtc(row.created_at),
-  };
-}
-
-export async function getMessage(input: { ctx: RequestContext; id: string }) {
-  const row = await findMessage(input.ctx.deps.store.db, input.ctx.caller.workspaceId, input.id);
+export async function getMessage({ ctx, input }: VerbCall<ApiKeyCaller, { id: string }>): Promise<MessageRow> {
+  const row = await findMessage(ctx.store.db, ctx.caller.workspaceId, input.id);
   if (!row) throw new ApiError('message_not_found', `message ${input.id} not found`);
-  return presentMessage(row);
+  return row;
 }
 
 export interface ListQuery {
@@ -57,12 +34,19 @@ function parseBound(name: string, value: string | undefined): number | undefined
   return parsed;
 }
 
-export async function listMessages(input: { ctx: RequestContext; query: ListQuery }) {
-  const { ctx, query } = input;
+/** One page of messages, newest first. */
+export interface MessagePage {
+  messages: MessageRow[];
+  limit: number;
+  offset: number;
+  hasMore: boolean;
+}
+
+export async function listMessages({ ctx, input: query }: VerbCall<ApiKeyCaller, ListQuery>): Promise<MessagePage> {
   const limit = query.limit ?? 50;
   const offset = query.offset ?? 0;
   const rows = await selectMessages(
-    ctx.deps.store.db,
+    ctx.store.db,
     ctx.caller.workspaceId,
     {
       trackingId: query.tracking_id,
@@ -75,14 +59,18 @@ export async function listMessages(input: { ctx: RequestContext; query: ListQuer
     },
     { limit, offset },
   );
-  const page = rows.slice(0, limit);
-  return { messages: page.map(presentMessage), limit, offset, count: page.length, has_more: rows.length > limit };
+  return { messages: rows.slice(0, limit), limit, offset, hasMore: rows.length > limit };
+}
+
+/** What a cancel did: the message is gone and refunded. */
+export interface CancelledMessage {
+  messageId: string;
 }
 
 /** POST /messages/{id}/cancel: only a queued message; it is deleted and refunded in one transaction. */
-export async function cancelMessage(input: { ctx: RequestContext; id: string; idempotency?: IdempotencyInput }): Promise<ServiceResponse> {
-  const { ctx, id } = input;
-  const { store, clock } = ctx.deps;
+export async function cancelMessage({ ctx, input }: VerbCall<ApiKeyCaller, { id: string } & Idempotent>): Promise<IdempotentOutcome<CancelledMessage>> {
+  const { id } = input;
+  const { store, clock } = ctx;
   return runIdempotently(ctx, input.idempotency, (claim) =>
     runInTransaction(store, async (trx) => {
       const now = clock();
@@ -92,21 +80,9 @@ export async function cancelMessage(input: { ctx: RequestContext; id: string; id
       const outcome = await cancelQueuedMessage(trx, ctx.caller.workspaceId, id, now);
       if (outcome.kind === 'not_found') throw new ApiError('message_not_found', `message ${id} not found`);
       if (outcome.kind === 'not_queued') throw new ApiError('message_not_queued', `message ${id} is ${outcome.status}; only queued messages can be cancelled`);
-      const response = { statusCode: 200, body: { cancelled: true, msg_id: id } };
-      if (claim) {
-        await insertRows(trx, store.dialect, 'idempotency_records', [
-          {
-            workspace_id: ctx.caller.workspaceId,
-            idempotency_key: claim.key,
-            request_hash: claim.requestHash,
-            status_code: response.statusCode,
-            response_body: JSON.stringify(response.body),
-            created_at: now,
-            expires_at: claim.expiresAt,
-          },
-        ]);
-      }
-      return response;
+      const result: CancelledMessage = { messageId: id };
+      if (claim) await insertRows(trx, store.dialect, 'idempotency_records', [idempotencyRecordOf(ctx.caller.workspaceId, claim, result, now)]);
+      return result;
     }),
   );
 }

@@ -12,7 +12,6 @@
  * the template's review status; change_oa_daily_quota drops the OA's cached platform quota. Every
  * other valid event is answered and ignored, so the platform stops retrying it.
  */
-import type { Logger } from 'pino';
 import { safeEqual, sha256Hex } from '../lib/crypto.ts';
 import { runInTransaction } from '../store/database.ts';
 import {
@@ -21,14 +20,13 @@ import {
   setTemplateStatusFromPlatform,
 } from '../store/platform-events.ts';
 import { TEMPLATE_STATUSES, type SenderAccountRow, type TemplateStatus } from '../store/schema.ts';
-import type { Dependencies } from './context.ts';
-import { DELIVERY_EVENT_NAME, deliveryEventWriter } from './delivery-event-writer.ts';
-import { eventSigner } from './event-signers.ts';
+import { DELIVERY_EVENT_NAME } from '../infrastructure/delivery-event-writer.ts';
+import type { Context, PlatformCaller, VerbCall } from './context.ts';
 import { ApiError, badRequest } from './errors.ts';
 
-export const DELIVERY_EVENT = DELIVERY_EVENT_NAME;
-export const TEMPLATE_STATUS_EVENT = 'change_template_status';
-export const OA_DAILY_QUOTA_EVENT = 'change_oa_daily_quota';
+const DELIVERY_EVENT = DELIVERY_EVENT_NAME;
+const TEMPLATE_STATUS_EVENT = 'change_template_status';
+const OA_DAILY_QUOTA_EVENT = 'change_oa_daily_quota';
 
 export type PlatformEventOutcome =
   /** The message became delivered (and its report was queued when its key has a webhook URL). */
@@ -70,7 +68,7 @@ function epochMsOf(value: unknown): number | null {
 }
 
 /** The OA whose secret signs the event: oa_id (template events), oaId, or sender.id (delivery events). */
-export function eventOaId(event: JsonObject): string | undefined {
+function eventOaId(event: JsonObject): string | undefined {
   return textOf(event.oa_id) || textOf(event.oaId) || textOf(objectOf(event.sender)?.id) || undefined;
 }
 
@@ -79,7 +77,7 @@ export function eventOaId(event: JsonObject): string | undefined {
  * event's app_id or, tolerated, the oa_id. Accepts the value with or without "mac=" and in either
  * hex case; compares in constant time against every candidate.
  */
-export function verifyEventSignature(input: {
+function verifyEventSignature(input: {
   presented: string;
   rawBody: Buffer;
   appId: string | undefined;
@@ -98,9 +96,7 @@ export function verifyEventSignature(input: {
   return matched;
 }
 
-export interface PlatformEventRequest {
-  deps: Dependencies;
-  log: Logger;
+export interface PlatformEventInput {
   /** The exact request bytes: the signature covers them. */
   rawBody: Buffer;
   /** The body parsed as JSON. */
@@ -116,13 +112,13 @@ const unverifiable = (message: string): ApiError => new ApiError('invalid_event_
  * 401 when the signature is missing, wrong or cannot be checked (no such sender account, or one
  * without an OA secret key). Every verified event resolves, so the platform stops retrying it.
  */
-export async function receivePlatformEvent(input: PlatformEventRequest): Promise<{ outcome: PlatformEventOutcome }> {
-  const { deps, log } = input;
+export async function receivePlatformEvent({ ctx, input }: VerbCall<PlatformCaller, PlatformEventInput>): Promise<PlatformEventOutcome> {
+  const { log } = ctx;
   const event = objectOf(input.event);
   if (!event) throw badRequest('the event body must be a JSON object');
   const oaId = eventOaId(event);
   if (!oaId) throw unverifiable('the event names no sender account (sender.id or oa_id), so its signature cannot be verified');
-  const signer = await eventSigner(deps, oaId);
+  const signer = await ctx.parts.eventSigners.signerOf(oaId);
   if (!signer) {
     log.info({ oa_id: oaId }, 'platform event for a sender account that is not connected');
     throw unverifiable(`sender account ${oaId} is not connected, so the event signature cannot be verified`);
@@ -145,27 +141,33 @@ export async function receivePlatformEvent(input: PlatformEventRequest): Promise
     log.info({ oa_id: oaId }, 'platform event with a wrong signature');
     throw unverifiable('X-ZEvent-Signature does not match the event');
   }
-  const outcome = await applyPlatformEvent({ deps, log, account, event });
-  return { outcome };
+  return applyPlatformEvent({ ctx, account, event });
 }
 
-/** Applies a verified event from one sender account. */
-export async function applyPlatformEvent(input: { deps: Dependencies; log: Logger; account: SenderAccountRow; event: JsonObject }): Promise<PlatformEventOutcome> {
+/** A verified event from one sender account. */
+interface VerifiedEvent {
+  ctx: Context<PlatformCaller>;
+  account: SenderAccountRow;
+  event: JsonObject;
+}
+
+async function applyPlatformEvent(input: VerifiedEvent): Promise<PlatformEventOutcome> {
   const eventName = textOf(input.event.event_name) ?? '';
   if (eventName === DELIVERY_EVENT) return applyDelivery(input);
   if (eventName === TEMPLATE_STATUS_EVENT) return applyTemplateStatus(input);
   if (eventName === OA_DAILY_QUOTA_EVENT) {
     // Only this process's cache: other processes see the new tier within TMS_PLATFORM_QUOTA_CACHE_MS.
-    input.deps.platformQuota.forget(input.account.oa_id);
-    input.log.info({ oa_id: input.account.oa_id, quota: objectOf(input.event.quota) }, 'daily quota of a sender account changed');
+    input.ctx.parts.platformQuota.forget(input.account.oa_id);
+    input.ctx.log.info({ oa_id: input.account.oa_id, quota: objectOf(input.event.quota) }, 'daily quota of a sender account changed');
     return 'quota_changed';
   }
-  input.log.debug({ event_name: eventName, oa_id: input.account.oa_id }, 'platform event ignored');
+  input.ctx.log.debug({ event_name: eventName, oa_id: input.account.oa_id }, 'platform event ignored');
   return 'ignored';
 }
 
-async function applyDelivery(input: { deps: Dependencies; log: Logger; account: SenderAccountRow; event: JsonObject }): Promise<PlatformEventOutcome> {
-  const { deps, log, account } = input;
+async function applyDelivery(input: VerifiedEvent): Promise<PlatformEventOutcome> {
+  const { ctx, account } = input;
+  const { log } = ctx;
   const message = objectOf(input.event.message);
   const deliveryTime = message?.delivery_time;
   if (deliveryTime === undefined || deliveryTime === null || deliveryTime === '') {
@@ -178,7 +180,7 @@ async function applyDelivery(input: { deps: Dependencies; log: Logger; account: 
     log.warn({ oa_id: account.oa_id, msg_id: platformMsgId, delivery_time: deliveryTime }, 'delivery event without a usable msg_id or delivery_time ignored');
     return 'ignored';
   }
-  const found = await findMessageForEvent(deps.store.db, {
+  const found = await findMessageForEvent(ctx.store.db, {
     workspaceId: account.workspace_id,
     oaId: account.oa_id,
     trackingId: textOf(message?.tracking_id) || null,
@@ -189,8 +191,8 @@ async function applyDelivery(input: { deps: Dependencies; log: Logger; account: 
     return 'unknown_message';
   }
   // Marked delivered and its report queued in one transaction, shared with concurrent events on SQLite.
-  const outcome = await deliveryEventWriter(deps.store).submit({ messageId: found.id, platformMsgId, oaId: account.oa_id, deliveredAt, now: deps.clock() });
-  if (outcome === 'delivered') deps.metrics.delivered.inc();
+  const outcome = await ctx.parts.deliveryEventWriter.submit({ messageId: found.id, platformMsgId, oaId: account.oa_id, deliveredAt, now: ctx.clock() });
+  if (outcome === 'delivered') ctx.parts.metrics.delivered.inc();
   log.debug({ oa_id: account.oa_id, msg_id: platformMsgId, message_id: found.id, outcome }, 'delivery event applied');
   return outcome;
 }
@@ -199,16 +201,17 @@ function isTemplateStatus(value: string): value is TemplateStatus {
   return (TEMPLATE_STATUSES as readonly string[]).includes(value);
 }
 
-async function applyTemplateStatus(input: { deps: Dependencies; log: Logger; account: SenderAccountRow; event: JsonObject }): Promise<PlatformEventOutcome> {
-  const { deps, log, account, event } = input;
+async function applyTemplateStatus(input: VerifiedEvent): Promise<PlatformEventOutcome> {
+  const { ctx, account, event } = input;
+  const { log } = ctx;
   const templateId = textOf(event.template_id);
   const newStatus = textOf(objectOf(event.status)?.new_status)?.trim().toUpperCase();
   if (!templateId || !newStatus || !isTemplateStatus(newStatus)) {
     log.warn({ oa_id: account.oa_id, template_id: templateId, new_status: newStatus }, 'template status event without a known template_id or status ignored');
     return 'ignored';
   }
-  const now = deps.clock();
-  const outcome = await runInTransaction(deps.store, async (trx): Promise<PlatformEventOutcome> => {
+  const now = ctx.clock();
+  const outcome = await runInTransaction(ctx.store, async (trx): Promise<PlatformEventOutcome> => {
     // A retried old event must not undo a newer change: each event is applied once.
     const fresh = await recordPlatformEvent(trx, {
       event_key: `${TEMPLATE_STATUS_EVENT}:${account.oa_id}:${templateId}:${textOf(event.timestamp) ?? ''}`,
@@ -221,7 +224,7 @@ async function applyTemplateStatus(input: { deps: Dependencies; log: Logger; acc
     const changed = await setTemplateStatusFromPlatform(trx, { workspaceId: account.workspace_id, oaId: account.oa_id, templateId, status: newStatus, now });
     return changed ? 'template_status_changed' : 'unknown_template';
   });
-  if (outcome === 'template_status_changed') deps.catalog.forgetTemplate(account.workspace_id, templateId);
+  if (outcome === 'template_status_changed') ctx.parts.catalog.forgetTemplate(account.workspace_id, templateId);
   log.info({ oa_id: account.oa_id, template_id: templateId, new_status: newStatus, outcome }, 'template status event');
   return outcome;
 }

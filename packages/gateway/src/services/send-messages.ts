@@ -1,17 +1,21 @@
 import { createSortableId } from '../lib/ids.ts';
 import { carrierOf, normalizePhone } from '../lib/phone.ts';
-import { formatUtcOrNull, parseDateTime, vietnamDay } from '../lib/vietnam-time.ts';
-import type { AcceptanceOutcome, AcceptanceRequest } from '../store/acceptances.ts';
+import { parseDateTime, vietnamDay } from '../lib/vietnam-time.ts';
+import type { AcceptanceOutcome, AcceptanceRequest, AcceptedResult, Candidate, QuotaRule } from '../store/acceptances.ts';
 import type { MessageRow, SendMode, SenderAccountRow, TemplateRow } from '../store/schema.ts';
-import type { RequestContext } from './context.ts';
+import { dailyQuotaOn } from '../caches/platform-quota.ts';
+import type { ApiKeyCaller, Context, VerbCall } from './context.ts';
 import { ApiError, recipientError } from './errors.ts';
-import { IDEMPOTENCY_CONFLICT, runIdempotently, type IdempotencyClaim, type IdempotencyInput, type ServiceResponse } from './idempotency.ts';
-import { dailyQuotaOn } from './platform-quota.ts';
+import { IDEMPOTENCY_CONFLICT, runIdempotently, type IdempotencyClaim, type Idempotent, type IdempotentOutcome } from './idempotency.ts';
 import { findTemplateDataProblem, parseTemplateParams, type TemplateParam } from './template-data.ts';
 
 const MAX_SCHEDULE_AHEAD_MS = 60 * 24 * 60 * 60 * 1000;
 
-export interface SendInput {
+export type { AcceptedResult, RecipientResult } from '../store/acceptances.ts';
+
+type ApiContext = Context<ApiKeyCaller>;
+
+export interface SendInput extends Idempotent {
   template_id: string;
   phone: string;
   template_data?: Record<string, string>;
@@ -20,14 +24,14 @@ export interface SendInput {
   mode?: 'plain' | 'hashphone';
 }
 
-export interface BatchInput {
+export interface BatchInput extends Idempotent {
   template_id: string;
   recipients: { phone?: string; template_data?: Record<string, string>; tracking_id?: string }[];
   send_at?: string;
   mode?: 'plain' | 'hashphone';
 }
 
-export interface RsaInput {
+export interface RsaInput extends Idempotent {
   template_id: string;
   recipients: { rsa_phone?: string; template_data?: Record<string, string>; tracking_id?: string }[];
   send_at?: string;
@@ -55,19 +59,19 @@ function resolveSchedule(sendAt: string | undefined, now: number): Schedule {
   return at <= now ? { dueAt: now, scheduledAt: null } : { dueAt: at, scheduledAt: at };
 }
 
-async function resolveTarget(ctx: RequestContext, templateId: string, sendAt: string | undefined): Promise<SendTarget> {
-  const { catalog, clock } = ctx.deps;
+async function resolveTarget(ctx: ApiContext, templateId: string, sendAt: string | undefined): Promise<SendTarget> {
+  const { catalog } = ctx.parts;
   const template = await catalog.template(ctx.caller.workspaceId, templateId);
   if (!template) throw new ApiError('template_not_found', `template ${templateId} not found`);
   if (template.status !== 'ENABLE') throw new ApiError('template_not_enabled', `template ${templateId} is ${template.status}; only ENABLE templates can be sent`);
   const account = await catalog.senderAccount(ctx.caller.workspaceId, template.oa_id);
   if (!account || account.status === 'disconnected') throw new ApiError('sender_account_not_connected', `sender account ${template.oa_id} of template ${templateId} is not connected`);
-  const now = clock();
+  const now = ctx.clock();
   return { template, params: parseTemplateParams(template.params), account, schedule: resolveSchedule(sendAt, now), now };
 }
 
 function buildMessage(
-  ctx: RequestContext,
+  ctx: ApiContext,
   target: SendTarget,
   recipient: { phone: string | null; rsaPhone: string | null; trackingId: string | undefined; templateData: Record<string, string> },
   mode: SendMode,
@@ -117,20 +121,19 @@ function rejectionError(outcome: AcceptanceOutcome): ApiError {
   return new ApiError('internal_error', 'unexpected acceptance outcome');
 }
 
-async function accept(ctx: RequestContext, path: 'send' | 'batch' | 'rsa', request: AcceptanceRequest): Promise<ServiceResponse | typeof IDEMPOTENCY_CONFLICT> {
-  const outcome = await ctx.deps.acceptanceWriter.submit(request);
+async function accept(ctx: ApiContext, path: 'send' | 'batch' | 'rsa', request: AcceptanceRequest): Promise<AcceptedResult | typeof IDEMPOTENCY_CONFLICT> {
+  const outcome = await ctx.parts.acceptanceWriter.submit(request);
   if (outcome.kind === 'accepted') {
-    ctx.deps.metrics.accepted.inc({ path }, outcome.acceptedCount);
-    return outcome.response;
+    ctx.parts.metrics.accepted.inc({ path }, outcome.result.acceptedCount);
+    return outcome.result;
   }
   if (outcome.kind === 'idempotency_conflict') return IDEMPOTENCY_CONFLICT;
   throw rejectionError(outcome);
 }
 
 /** POST /messages/send: one message, charged and queued in one transaction. */
-export async function sendMessage(input: { ctx: RequestContext; body: SendInput; idempotency?: IdempotencyInput }): Promise<ServiceResponse> {
-  const { ctx, body } = input;
-  return runIdempotently(ctx, input.idempotency, async (claim: IdempotencyClaim | null) => {
+export async function sendMessage({ ctx, input: body }: VerbCall<ApiKeyCaller, SendInput>): Promise<IdempotentOutcome<AcceptedResult>> {
+  return runIdempotently(ctx, body.idempotency, async (claim: IdempotencyClaim | null) => {
     const phone = normalizePhone(body.phone);
     if (phone === '') throw new ApiError('missing_phone', 'phone must contain a number');
     const target = await resolveTarget(ctx, body.template_id, body.send_at);
@@ -142,75 +145,46 @@ export async function sendMessage(input: { ctx: RequestContext; body: SendInput;
     const message = { ...buildMessage(ctx, target, fields, body.mode ?? target.account.default_mode), quota_day: day };
     return accept(ctx, 'send', {
       workspaceId: ctx.caller.workspaceId,
-      messages: [message],
+      recipients: [{ echo: {}, message }],
+      scheduledAt: target.schedule.scheduledAt,
       // A single send counts against the daily quota but is not refused by it (docs/api.md).
       quota: { oaId: target.account.oa_id, day, dailyQuota: target.account.daily_quota, enforce: false },
       idempotency: claim,
-      respond: () => ({
-        statusCode: 202,
-        body: { msg_id: message.id, tracking_id: message.tracking_id, status: 'queued', scheduled_at: formatUtcOrNull(message.scheduled_at) },
-      }),
     });
   });
 }
 
-type ResultItem = { phone?: string; msg_id?: string; tracking_id?: string; status: 'queued' | 'error'; error?: string };
-/** A recipient as read from the request: refused up front with an error, or a message to accept. */
-type Recipient = { echo: Pick<ResultItem, 'phone' | 'tracking_id'> } & ({ error: string } | { message: MessageRow });
-
-function echoOf(phone: string | undefined, trackingId: string | undefined): Pick<ResultItem, 'phone' | 'tracking_id'> {
-  const echo: Pick<ResultItem, 'phone' | 'tracking_id'> = {};
+function echoOf(phone: string | undefined, trackingId: string | undefined): Candidate['echo'] {
+  const echo: Candidate['echo'] = {};
   if (phone !== undefined) echo.phone = phone;
-  if (trackingId !== undefined) echo.tracking_id = trackingId;
+  if (trackingId !== undefined) echo.trackingId = trackingId;
   return echo;
 }
 
-/**
- * Shared by batch and RSA: quota-limited acceptance of valid recipients, results in request order.
- * The response is built anew on every call of respond(): a retried commit may grant less quota.
- */
+/** Shared by batch and RSA: quota-limited acceptance of valid recipients, results in request order. */
 async function acceptRecipients(
-  ctx: RequestContext,
+  ctx: ApiContext,
   path: 'batch' | 'rsa',
   target: SendTarget,
-  recipients: Recipient[],
+  recipients: Candidate[],
   claim: IdempotencyClaim | null,
-): Promise<ServiceResponse | typeof IDEMPOTENCY_CONFLICT> {
+): Promise<AcceptedResult | typeof IDEMPOTENCY_CONFLICT> {
   const day = vietnamDay(target.schedule.dueAt);
-  const messages = recipients.flatMap((recipient) => ('message' in recipient ? [recipient.message] : []));
-  for (const message of messages) message.quota_day = day;
-  // The platform's figures come from a per-process cache (platform-quota.ts); without them the
+  for (const recipient of recipients) if ('message' in recipient) recipient.message.quota_day = day;
+  // The platform's figures come from a per-process cache (caches/platform-quota.ts); without them the
   // configured daily_quota applies, so a platform outage never refuses a batch by itself. The store
   // grants `allowance - reserved(day)`, reading reserved under the quota row lock: usedElsewhere
   // (platform use not explained by our sent messages) does not move as we send, so this stays
   // exact for concurrent groups and does not count our own sent messages twice.
-  const quota = dailyQuotaOn(await ctx.deps.platformQuota.lookup(target.account.oa_id), target.account.daily_quota, day);
-  const allowance = Math.max(0, quota.dailyQuota - quota.usedElsewhere);
-  const quotaError = recipientError(
-    'daily_quota_exceeded',
-    `sender account ${target.account.oa_id} has no daily quota left for ${day} (daily quota ${quota.dailyQuota})`,
-  );
-  return accept(ctx, path, {
-    workspaceId: ctx.caller.workspaceId,
-    messages,
-    quota: { oaId: target.account.oa_id, day, dailyQuota: allowance, enforce: true },
-    idempotency: claim,
-    respond: (acceptedCount) => {
-      let candidateIndex = 0;
-      const results: ResultItem[] = recipients.map((recipient) => {
-        if ('error' in recipient) return { ...recipient.echo, status: 'error', error: recipient.error };
-        const queued = candidateIndex < acceptedCount;
-        candidateIndex += 1;
-        return queued
-          ? { ...recipient.echo, msg_id: recipient.message.id, tracking_id: recipient.message.tracking_id, status: 'queued' }
-          : { ...recipient.echo, status: 'error', error: quotaError };
-      });
-      return {
-        statusCode: 202,
-        body: { accepted: acceptedCount, total: results.length, scheduled_at: formatUtcOrNull(target.schedule.scheduledAt), results },
-      };
-    },
-  });
+  const quota = dailyQuotaOn(await ctx.parts.platformQuota.lookup(target.account.oa_id), target.account.daily_quota, day);
+  const rule: QuotaRule = {
+    oaId: target.account.oa_id,
+    day,
+    dailyQuota: Math.max(0, quota.dailyQuota - quota.usedElsewhere),
+    enforce: true,
+    overQuotaRefusal: recipientError('daily_quota_exceeded', `sender account ${target.account.oa_id} has no daily quota left for ${day} (daily quota ${quota.dailyQuota})`),
+  };
+  return accept(ctx, path, { workspaceId: ctx.caller.workspaceId, recipients, scheduledAt: target.schedule.scheduledAt, quota: rule, idempotency: claim });
 }
 
 function templateDataError(target: SendTarget, data: Record<string, string>): string | null {
@@ -219,17 +193,16 @@ function templateDataError(target: SendTarget, data: Record<string, string>): st
 }
 
 /** POST /messages/batch: up to 500 recipients of one template; the wallet covers all or none. */
-export async function sendBatch(input: { ctx: RequestContext; body: BatchInput; idempotency?: IdempotencyInput }): Promise<ServiceResponse> {
-  const { ctx, body } = input;
-  return runIdempotently(ctx, input.idempotency, async (claim) => {
+export async function sendBatch({ ctx, input: body }: VerbCall<ApiKeyCaller, BatchInput>): Promise<IdempotentOutcome<AcceptedResult>> {
+  return runIdempotently(ctx, body.idempotency, async (claim) => {
     const target = await resolveTarget(ctx, body.template_id, body.send_at);
     const mode = body.mode ?? target.account.default_mode;
-    const recipients = body.recipients.map((recipient): Recipient => {
+    const recipients = body.recipients.map((recipient): Candidate => {
       const phone = normalizePhone(recipient.phone ?? '');
       const templateData = recipient.template_data ?? {};
       const echo = echoOf(phone, recipient.tracking_id);
-      const error = phone === '' ? recipientError('missing_phone', 'recipient has no phone number') : templateDataError(target, templateData);
-      if (error) return { echo, error };
+      const refusal = phone === '' ? recipientError('missing_phone', 'recipient has no phone number') : templateDataError(target, templateData);
+      if (refusal) return { echo, refusal };
       return { echo, message: buildMessage(ctx, target, { phone, rsaPhone: null, trackingId: recipient.tracking_id, templateData }, mode) };
     });
     return acceptRecipients(ctx, 'batch', target, recipients, claim);
@@ -249,15 +222,14 @@ function rsaPhoneError(rsaPhone: string | undefined): string | null {
 }
 
 /** POST /messages/rsa: like batch, but the phone is only ever held encrypted. */
-export async function sendRsa(input: { ctx: RequestContext; body: RsaInput; idempotency?: IdempotencyInput }): Promise<ServiceResponse> {
-  const { ctx, body } = input;
-  return runIdempotently(ctx, input.idempotency, async (claim) => {
+export async function sendRsa({ ctx, input: body }: VerbCall<ApiKeyCaller, RsaInput>): Promise<IdempotentOutcome<AcceptedResult>> {
+  return runIdempotently(ctx, body.idempotency, async (claim) => {
     const target = await resolveTarget(ctx, body.template_id, body.send_at);
-    const recipients = body.recipients.map((recipient): Recipient => {
+    const recipients = body.recipients.map((recipient): Candidate => {
       const templateData = recipient.template_data ?? {};
       const echo = echoOf(undefined, recipient.tracking_id);
-      const error = rsaPhoneError(recipient.rsa_phone) ?? templateDataError(target, templateData);
-      if (error) return { echo, error };
+      const refusal = rsaPhoneError(recipient.rsa_phone) ?? templateDataError(target, templateData);
+      if (refusal) return { echo, refusal };
       const fields = { phone: null, rsaPhone: recipient.rsa_phone!, trackingId: recipient.tracking_id, templateData };
       return { echo, message: buildMessage(ctx, target, fields, 'rsa') };
     });

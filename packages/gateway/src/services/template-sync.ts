@@ -41,19 +41,19 @@ import {
   markTemplatesSynced,
 } from '../store/template-sync.ts';
 import { findWorkspace } from '../store/workspaces.ts';
-import type { Dependencies } from './context.ts';
+import type { Context, OperatorCaller, TaskCaller, VerbCall } from './context.ts';
 import { ApiError } from './errors.ts';
-import { ReloginRequiredError, type AccessTokens } from './platform-tokens.ts';
+import { ReloginRequiredError, type AccessTokens } from '../caches/access-tokens.ts';
 import type { TemplateParam } from './template-data.ts';
 
 export interface TemplateSyncFailure {
-  template_id: string;
+  templateId: string;
   error: string;
 }
 
 /** What one sync did for one sender account. */
 export interface TemplateSyncSummary {
-  oa_id: string;
+  oaId: string;
   created: number;
   updated: number;
   unchanged: number;
@@ -63,7 +63,11 @@ export interface TemplateSyncSummary {
   error: string | null;
 }
 
-export type TemplateSyncTokens = Pick<AccessTokens, 'accessTokenFor' | 'reportRejected'>;
+/** What sync needs of the access tokens (the process's own, `ctx.parts.accessTokens`). */
+type TemplateSyncTokens = Pick<AccessTokens, 'accessTokenFor' | 'reportRejected'>;
+
+/** Who may sync: the operator on request, or the periodic task. */
+type SyncCaller = OperatorCaller | TaskCaller;
 
 /** The maximum page size of GET /template/all (docs/zns-platform.md). */
 const PAGE_SIZE = 100;
@@ -115,11 +119,14 @@ function isTemplateStatus(status: string): status is TemplateStatus {
 
 /** One sender account's platform calls: a refused access token is reported and replaced once. */
 class AccountSession {
+  private readonly tokens: TemplateSyncTokens;
+
   constructor(
-    private readonly deps: Dependencies,
-    private readonly tokens: TemplateSyncTokens,
+    private readonly ctx: Context<SyncCaller>,
     readonly oaId: string,
-  ) {}
+  ) {
+    this.tokens = ctx.parts.accessTokens;
+  }
 
   async call<T>(operation: (token: string) => Promise<ZnsResult<T>>): Promise<ZnsResult<T>> {
     let token = await this.tokens.accessTokenFor(this.oaId);
@@ -137,7 +144,7 @@ class AccountSession {
     const ids = new Set<string>();
     let offset = 0;
     for (let page = 0; page < MAX_PAGES; page += 1) {
-      const result = await this.call((token) => this.deps.platform.listTemplates(token, { offset, limit: PAGE_SIZE }));
+      const result = await this.call((token) => this.ctx.parts.platform.listTemplates(token, { offset, limit: PAGE_SIZE }));
       if (!result.ok) {
         const text = describeCode(result.code, result.message);
         const transient = describePlatformError(result.code, result.message).retry === 'backoff';
@@ -151,7 +158,7 @@ class AccountSession {
   }
 
   async detail(templateId: string, listed: boolean): Promise<Fetched> {
-    const result = await this.call((token) => this.deps.platform.getTemplateInfo(token, templateId));
+    const result = await this.call((token) => this.ctx.parts.platform.getTemplateInfo(token, templateId));
     if (result.ok) return { templateId, listed, detail: result.data };
     const text = describeCode(result.code, result.message);
     // "Try again later": the platform is not answering properly now; retry the whole account later.
@@ -160,33 +167,34 @@ class AccountSession {
   }
 }
 
-async function requireWorkspace(deps: Dependencies, workspaceId: string): Promise<void> {
-  if (!(await findWorkspace(deps.store.db, workspaceId))) throw new ApiError('workspace_not_found', `workspace ${workspaceId} not found`);
+async function requireWorkspace(ctx: Context<SyncCaller>, workspaceId: string): Promise<void> {
+  if (!(await findWorkspace(ctx.store.db, workspaceId))) throw new ApiError('workspace_not_found', `workspace ${workspaceId} not found`);
 }
 
 /**
  * Syncs the templates of the workspace's connected sender accounts, or of the one given (whatever
  * its status: a disconnected one reports why in its `error`). One summary per account.
  */
-export async function syncTemplates(deps: Dependencies, tokens: TemplateSyncTokens, workspaceId: string, oaId?: string): Promise<TemplateSyncSummary[]> {
-  await requireWorkspace(deps, workspaceId);
-  const accounts = await listSenderAccounts(deps.store.db, workspaceId, oaId);
+export async function syncTemplates({ ctx, input }: VerbCall<SyncCaller, { workspaceId: string; oaId?: string }>): Promise<TemplateSyncSummary[]> {
+  const { workspaceId, oaId } = input;
+  await requireWorkspace(ctx, workspaceId);
+  const accounts = await listSenderAccounts(ctx.store.db, workspaceId, oaId);
   if (oaId !== undefined && accounts.length === 0) throw new ApiError('sender_account_not_found', `sender account ${oaId} not found in workspace ${workspaceId}`);
   const targets = oaId === undefined ? accounts.filter((account) => account.status === 'connected') : accounts;
   const summaries: TemplateSyncSummary[] = [];
   // One account at a time: the platform's rate limits are per app, and this is background work.
-  for (const account of targets) summaries.push(await syncAccount(deps, tokens, workspaceId, account.oa_id));
+  for (const account of targets) summaries.push(await syncAccount(ctx, workspaceId, account.oa_id));
   return summaries;
 }
 
-async function syncAccount(deps: Dependencies, tokens: TemplateSyncTokens, workspaceId: string, oaId: string): Promise<TemplateSyncSummary> {
-  const summary: TemplateSyncSummary = { oa_id: oaId, created: 0, updated: 0, unchanged: 0, failed: [], error: null };
-  const session = new AccountSession(deps, tokens, oaId);
+async function syncAccount(ctx: Context<SyncCaller>, workspaceId: string, oaId: string): Promise<TemplateSyncSummary> {
+  const summary: TemplateSyncSummary = { oaId, created: 0, updated: 0, unchanged: 0, failed: [], error: null };
+  const session = new AccountSession(ctx, oaId);
   let fetched: Fetched[];
   try {
     const listed = await session.listedTemplateIds();
     const listedSet = new Set(listed);
-    const unlisted = (await listTemplateIdsOfAccount(deps.store.db, workspaceId, oaId)).filter((id) => !listedSet.has(id));
+    const unlisted = (await listTemplateIdsOfAccount(ctx.store.db, workspaceId, oaId)).filter((id) => !listedSet.has(id));
     fetched = [];
     for (const templateId of listed) fetched.push(await session.detail(templateId, true));
     for (const templateId of unlisted) fetched.push(await session.detail(templateId, false));
@@ -195,16 +203,16 @@ async function syncAccount(deps: Dependencies, tokens: TemplateSyncTokens, works
     else if (error instanceof ReloginRequiredError) summary.error = error.message;
     else if (error instanceof PlatformUnavailableError) summary.error = `the platform is unavailable: ${error.message}`;
     else throw error;
-    deps.log.warn({ oaId, workspaceId, problem: summary.error }, 'template sync skipped a sender account');
+    ctx.log.warn({ oaId, workspaceId, problem: summary.error }, 'template sync skipped a sender account');
     return summary;
   }
 
-  const outcome = await writeAccount(deps, workspaceId, oaId, fetched);
+  const outcome = await writeAccount(ctx, workspaceId, oaId, fetched);
   summary.created = outcome.created.length;
   summary.updated = outcome.updated.length;
   summary.unchanged = outcome.unchanged;
   summary.failed = outcome.failed;
-  for (const templateId of [...outcome.created, ...outcome.updated]) deps.catalog.forgetTemplate(workspaceId, templateId);
+  for (const templateId of [...outcome.created, ...outcome.updated]) ctx.parts.catalog.forgetTemplate(workspaceId, templateId);
   return summary;
 }
 
@@ -216,10 +224,10 @@ interface WriteOutcome {
 }
 
 /** Step 2, in one transaction; it only touches the database, so PostgreSQL may rerun it whole. */
-async function writeAccount(deps: Dependencies, workspaceId: string, oaId: string, fetched: readonly Fetched[]): Promise<WriteOutcome> {
-  return runInTransaction(deps.store, async (trx) => {
+async function writeAccount(ctx: Context<SyncCaller>, workspaceId: string, oaId: string, fetched: readonly Fetched[]): Promise<WriteOutcome> {
+  return runInTransaction(ctx.store, async (trx) => {
     const outcome: WriteOutcome = { created: [], updated: [], unchanged: 0, failed: [] };
-    const now = deps.clock();
+    const now = ctx.clock();
     const existing = new Map((await findTemplatesByIds(trx, fetched.map((entry) => entry.templateId))).map((row) => [row.template_id, row]));
     const confirmed: string[] = [];
     for (const entry of fetched) {
@@ -228,12 +236,12 @@ async function writeAccount(deps: Dependencies, workspaceId: string, oaId: strin
         const error = entry.listed
           ? `the platform lists it but its details were refused: ${entry.error}${row ? '; left as it is' : ''}`
           : `the platform does not list it for sender account ${oaId} and answers ${entry.error}; left as it is`;
-        outcome.failed.push({ template_id: entry.templateId, error });
+        outcome.failed.push({ templateId: entry.templateId, error });
         continue;
       }
       const { detail } = entry;
       if (!isTemplateStatus(detail.status)) {
-        outcome.failed.push({ template_id: entry.templateId, error: `the platform reports the unknown status "${detail.status}"; left as it is` });
+        outcome.failed.push({ templateId: entry.templateId, error: `the platform reports the unknown status "${detail.status}"; left as it is` });
         continue;
       }
       const params = canonicalParams(paramsOfDetail(detail));
@@ -255,11 +263,11 @@ async function writeAccount(deps: Dependencies, workspaceId: string, oaId: strin
           updated_at: now,
         });
         if (created) outcome.created.push(entry.templateId);
-        else outcome.failed.push({ template_id: entry.templateId, error: 'the template was registered while the sync ran; it is synced next time' });
+        else outcome.failed.push({ templateId: entry.templateId, error: 'the template was registered while the sync ran; it is synced next time' });
         continue;
       }
       if (row.workspace_id !== workspaceId) {
-        outcome.failed.push({ template_id: entry.templateId, error: 'the template id is registered in another workspace; left as it is' });
+        outcome.failed.push({ templateId: entry.templateId, error: 'the template id is registered in another workspace; left as it is' });
         continue;
       }
       if (isUnchanged(row, { oaId, name: detail.templateName, status: detail.status, previewUrl: detail.previewUrl, params, price })) {
@@ -297,7 +305,7 @@ function isUnchanged(row: TemplateRow, platform: { oaId: string; name: string; s
 }
 
 export interface WorkspaceTemplateSync {
-  workspace_id: string;
+  workspaceId: string;
   accounts: TemplateSyncSummary[];
 }
 
@@ -306,13 +314,13 @@ export interface WorkspaceTemplateSync {
  * workspace whose sync throws (a database error, a secret that cannot be decrypted) is logged and
  * the others still run.
  */
-export async function syncAllWorkspaces(deps: Dependencies, tokens: TemplateSyncTokens): Promise<WorkspaceTemplateSync[]> {
+export async function syncAllWorkspaces({ ctx }: VerbCall<TaskCaller, Record<string, never>>): Promise<WorkspaceTemplateSync[]> {
   const results: WorkspaceTemplateSync[] = [];
-  for (const workspaceId of await listWorkspacesWithConnectedAccounts(deps.store.db)) {
+  for (const workspaceId of await listWorkspacesWithConnectedAccounts(ctx.store.db)) {
     try {
-      results.push({ workspace_id: workspaceId, accounts: await syncTemplates(deps, tokens, workspaceId) });
+      results.push({ workspaceId, accounts: await syncTemplates({ ctx, input: { workspaceId } }) });
     } catch (error) {
-      deps.log.error({ err: error, workspaceId }, 'template sync of a workspace failed');
+      ctx.log.error({ err: error, workspaceId }, 'template sync of a workspace failed');
     }
   }
   return results;

@@ -1,2 +1,16 @@
-/** The domain's enumerations, for layers that may not reach the store directly. */
-export { MESSAGE_STATUSES, TEMPLATE_STATUSES, type MessageStatus, type TemplateStatus } from '../store/schema.ts';
+/** The domain's records and enumerations, for layers that may not reach the store directly. */
+export {
+  MESSAGE_STATUSES,
+  TEMPLATE_STATUSES,
+  WEBHOOK_DELIVERY_STATUSES,
+  type ApiKeyRow,
+  type LedgerRow,
+  type MessageRow,
+  type MessageStatus,
+  type SenderAccountRow,
+  type TemplateStatus,
+  type WebhookAttemptRow,
+  type WebhookDeliveryRow,
+  type WorkspaceRow,
+} from '../store/schema.ts';
+export type { TemplateWithOaName } from '../store/templates.ts';

@@ -21,40 +21,89 @@ import { sql } from 'kysely';
 import { createSortableId } from '../lib/ids.ts';
 import type { Dialect, Transaction } from './database.ts';
 import { insertRows } from './bulk-insert.ts';
-import { claimIdempotencyKeys, idempotencyKeyId } from './idempotency.ts';
+import { claimIdempotencyKeys, idempotencyKeyId, idempotencyRecordOf } from './idempotency.ts';
 import type { IdempotencyRecordRow, LedgerRow, MessageRow } from './schema.ts';
 
-/** One request's worth of messages to accept, all or (with a daily quota) a prefix of them. */
+/** What a request said of a recipient, repeated in its result. */
+export interface RecipientEcho {
+  phone?: string;
+  trackingId?: string;
+}
+
+/** A recipient of a request: refused before acceptance (with the reason), or a message to accept. */
+export type Candidate = { echo: RecipientEcho } & ({ refusal: string } | { message: MessageRow });
+
+/** What became of one recipient, in request order. */
+export type RecipientResult = RecipientEcho &
+  ({ status: 'queued'; messageId: string; messageTrackingId: string } | { status: 'refused'; refusal: string });
+
+/**
+ * What an acceptance committed, as data: stored with the request's Idempotency-Key, so a replay
+ * answers from exactly this. Every response to a send is built from it.
+ */
+export interface AcceptedResult {
+  acceptedCount: number;
+  /** When the messages go, if later than now. */
+  scheduledAt: number | null;
+  recipients: RecipientResult[];
+}
+
+/**
+ * The sender account's daily quota for the day the messages go (for batch and RSA, what the
+ * service allows us on that day: see caches/platform-quota.ts). Every acceptance reserves it;
+ * when enforced (batch and RSA) only the messages that fit are accepted and the rest are refused
+ * with `overQuotaRefusal`; otherwise (single sends, docs/api.md: "not pre-checked") all are, and
+ * the platform refuses what is over.
+ */
+export type QuotaRule = { oaId: string; day: string; dailyQuota: number } & ({ enforce: false } | { enforce: true; overQuotaRefusal: string });
+
+/** One request's recipients to accept: every message, or (with an enforced quota) the prefix that fits. */
 export interface AcceptanceRequest {
   workspaceId: string;
-  /** Candidate rows in request order; with a quota, only the prefix that fits is accepted. */
-  messages: MessageRow[];
-  /**
-   * The sender account's daily quota for the day the messages go (for batch and RSA, what the
-   * service allows us on that day: see services/platform-quota.ts). Every acceptance reserves it;
-   * with `enforce` (batch and RSA) only the messages that fit are accepted, without it (single
-   * sends, docs/api.md: "not pre-checked") all are, and the platform refuses what is over.
-   */
-  quota: { oaId: string; day: string; dailyQuota: number; enforce: boolean };
+  recipients: Candidate[];
+  scheduledAt: number | null;
+  quota: QuotaRule;
   idempotency: { key: string; requestHash: string; expiresAt: number } | null;
-  /** Builds the response for the accepted prefix, stored with the idempotency key. */
-  respond(acceptedCount: number): { statusCode: number; body: unknown };
 }
 
 export type AcceptanceOutcome =
-  | { kind: 'accepted'; acceptedCount: number; response: { statusCode: number; body: unknown } }
+  | { kind: 'accepted'; result: AcceptedResult }
   | { kind: 'insufficient_balance'; required: number; balance: number }
   | { kind: 'message_cap_reached'; requested: number; cap: number; used: number }
   | { kind: 'idempotency_conflict' };
+
+export function messagesOf(request: AcceptanceRequest): MessageRow[] {
+  return request.recipients.flatMap((recipient) => ('message' in recipient ? [recipient.message] : []));
+}
+
+/** The result of accepting the first `acceptedCount` messages of a request. */
+function resultOf(request: AcceptanceRequest, acceptedCount: number): AcceptedResult {
+  let messageIndex = 0;
+  const recipients = request.recipients.map((recipient): RecipientResult => {
+    if ('refusal' in recipient) return { ...recipient.echo, status: 'refused', refusal: recipient.refusal };
+    const queued = messageIndex < acceptedCount;
+    messageIndex += 1;
+    if (queued) return { ...recipient.echo, status: 'queued', messageId: recipient.message.id, messageTrackingId: recipient.message.tracking_id };
+    if (!request.quota.enforce) throw new Error('a quota that is not enforced accepts every message');
+    return { ...recipient.echo, status: 'refused', refusal: request.quota.overQuotaRefusal };
+  });
+  return { acceptedCount, scheduledAt: request.scheduledAt, recipients };
+}
 
 type QuotaLedger = Map<string, number>;
 
 const quotaId = (oaId: string, day: string): string => `${oaId}\u0000${day}`;
 
-function grantFor(request: AcceptanceRequest, remainingQuota: QuotaLedger): number {
-  if (!request.quota.enforce) return request.messages.length;
+/** A request with its messages, taken out of its recipients once per commit. */
+interface Pending {
+  request: AcceptanceRequest;
+  messages: MessageRow[];
+}
+
+function grantFor({ request, messages }: Pending, remainingQuota: QuotaLedger): number {
+  if (!request.quota.enforce) return messages.length;
   const remaining = remainingQuota.get(quotaId(request.quota.oaId, request.quota.day)) ?? 0;
-  return Math.max(0, Math.min(request.messages.length, remaining));
+  return Math.max(0, Math.min(messages.length, remaining));
 }
 
 function priceOf(messages: MessageRow[], count: number): number {
@@ -114,8 +163,7 @@ async function explainRejection(trx: Transaction, workspaceId: string, amount: n
   return { kind: 'insufficient_balance', required: amount, balance: workspace.balance };
 }
 
-interface Charged {
-  request: AcceptanceRequest;
+interface Charged extends Pending {
   acceptedCount: number;
   amount: number;
   balanceAfter: number;
@@ -123,22 +171,22 @@ interface Charged {
 
 async function chargeWorkspace(
   trx: Transaction,
-  requests: AcceptanceRequest[],
+  pendings: Pending[],
   remainingQuota: QuotaLedger,
   now: number,
   outcomes: Map<AcceptanceRequest, AcceptanceOutcome>,
 ): Promise<Charged[]> {
-  const workspaceId = requests[0]!.workspaceId;
+  const workspaceId = pendings[0]!.request.workspaceId;
   const useQuota = (request: AcceptanceRequest, granted: number, quota: QuotaLedger): void => {
     const id = quotaId(request.quota.oaId, request.quota.day);
     quota.set(id, (quota.get(id) ?? 0) - granted);
   };
   // Fast path: one UPDATE charges every request of this workspace in the group.
   const trial: QuotaLedger = new Map(remainingQuota);
-  const planned = requests.map((request) => {
-    const acceptedCount = grantFor(request, trial);
-    useQuota(request, acceptedCount, trial);
-    return { request, acceptedCount, amount: priceOf(request.messages, acceptedCount) };
+  const planned = pendings.map((pending) => {
+    const acceptedCount = grantFor(pending, trial);
+    useQuota(pending.request, acceptedCount, trial);
+    return { ...pending, acceptedCount, amount: priceOf(pending.messages, acceptedCount) };
   });
   const totalAmount = planned.reduce((sum, item) => sum + item.amount, 0);
   const totalCount = planned.reduce((sum, item) => sum + item.acceptedCount, 0);
@@ -154,16 +202,16 @@ async function chargeWorkspace(
   }
   // Slow path: the group does not fit, so charge request by request, in arrival order.
   const charged: Charged[] = [];
-  for (const request of requests) {
-    const acceptedCount = grantFor(request, remainingQuota);
-    const amount = priceOf(request.messages, acceptedCount);
+  for (const pending of pendings) {
+    const acceptedCount = grantFor(pending, remainingQuota);
+    const amount = priceOf(pending.messages, acceptedCount);
     const balanceAfter = acceptedCount === 0 ? Number.NaN : await chargeWallet(trx, workspaceId, amount, acceptedCount, now);
     if (balanceAfter === undefined) {
-      outcomes.set(request, await explainRejection(trx, workspaceId, amount, acceptedCount));
+      outcomes.set(pending.request, await explainRejection(trx, workspaceId, amount, acceptedCount));
       continue;
     }
-    useQuota(request, acceptedCount, remainingQuota);
-    charged.push({ request, acceptedCount, amount, balanceAfter });
+    useQuota(pending.request, acceptedCount, remainingQuota);
+    charged.push({ ...pending, acceptedCount, amount, balanceAfter });
   }
   return charged;
 }
@@ -216,8 +264,11 @@ export async function commitAcceptances(
   // before the wallets (the lock order above), single sends' too.
   const remainingQuota = await lockQuotaRows(trx, open);
 
-  const byWorkspace = new Map<string, AcceptanceRequest[]>();
-  for (const request of open) byWorkspace.set(request.workspaceId, [...(byWorkspace.get(request.workspaceId) ?? []), request]);
+  const byWorkspace = new Map<string, Pending[]>();
+  for (const request of open) {
+    const pending = { request, messages: messagesOf(request) };
+    byWorkspace.set(request.workspaceId, [...(byWorkspace.get(request.workspaceId) ?? []), pending]);
+  }
   const charged: Charged[] = [];
   // Sorted, so concurrent transactions always lock wallets in the same order.
   for (const workspaceId of [...byWorkspace.keys()].sort()) {
@@ -228,8 +279,8 @@ export async function commitAcceptances(
   const messages: MessageRow[] = [];
   const ledger: LedgerRow[] = [];
   const records: IdempotencyRecordRow[] = [];
-  for (const { request, acceptedCount, amount, balanceAfter } of charged) {
-    for (let index = 0; index < acceptedCount; index += 1) messages.push(request.messages[index]!);
+  for (const { request, messages: candidates, acceptedCount, amount, balanceAfter } of charged) {
+    for (let index = 0; index < acceptedCount; index += 1) messages.push(candidates[index]!);
     if (acceptedCount > 0) {
       ledger.push({
         id: createSortableId('led', now),
@@ -238,24 +289,14 @@ export async function commitAcceptances(
         amount: -amount,
         balance_after: balanceAfter,
         message_count: acceptedCount,
-        reference: request.messages[0]!.id,
+        reference: candidates[0]!.id,
         note: null,
         created_at: now,
       });
     }
-    const response = request.respond(acceptedCount);
-    outcomes.set(request, { kind: 'accepted', acceptedCount, response });
-    if (request.idempotency) {
-      records.push({
-        workspace_id: request.workspaceId,
-        idempotency_key: request.idempotency.key,
-        request_hash: request.idempotency.requestHash,
-        status_code: response.statusCode,
-        response_body: JSON.stringify(response.body),
-        created_at: now,
-        expires_at: request.idempotency.expiresAt,
-      });
-    }
+    const result = resultOf(request, acceptedCount);
+    outcomes.set(request, { kind: 'accepted', result });
+    if (request.idempotency) records.push(idempotencyRecordOf(request.workspaceId, request.idempotency, result, now));
   }
   await insertRows(trx, dialect, 'messages', messages);
   await insertRows(trx, dialect, 'wallet_ledger', ledger);

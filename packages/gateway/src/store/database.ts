@@ -111,3 +111,8 @@ export function isUniqueViolation(error: unknown): boolean {
   const { code } = (error ?? {}) as { code?: unknown };
   return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
+
+/** Answers when the store does: one trivial query. */
+export async function pingStore(store: Store): Promise<void> {
+  await sql`SELECT 1`.execute(store.db);
+}

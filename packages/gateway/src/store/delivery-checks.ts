@@ -1,6 +1,6 @@
 /**
  * SQL of the delivery check: sent messages whose delivery event is overdue, to be asked about at
- * the platform's status endpoint by their provider msg_id (services/delivery-checks.ts).
+ * the platform's status endpoint by their provider msg_id (workers/delivery-checks/engine.ts).
  */
 import type { Kysely } from 'kysely';
 import type { Database, MessageRow } from './schema.ts';

@@ -1,5 +1,5 @@
 /**
- * SQL of delivery events applied in groups (services/delivery-event-writer.ts): a handful of
+ * SQL of delivery events applied in groups (infrastructure/delivery-event-writer.ts): a handful of
  * statements for a whole group of events instead of four per event, written once for SQLite and
  * PostgreSQL with sql`` templates (building Kysely query trees of many rows costs more than running
  * them). Table and column names come from our own code, never from input.

@@ -1,7 +1,8 @@
-import { sql, type ExpressionBuilder } from 'kysely';
-import { runInTransaction, type Store, type Transaction } from './database.ts';
+import { sql } from 'kysely';
+import { runInTransaction, type Dialect, type Store, type Transaction } from './database.ts';
 import { refundMessages, type RefundableMessage } from './acceptances.ts';
-import type { Database, MessageRow } from './schema.ts';
+import { claimDueRows, writeUnderClaim, type ClaimedRows } from './queue-claims.ts';
+import type { MessageRow } from './schema.ts';
 
 export type ClaimedMessage = Pick<
   MessageRow,
@@ -11,27 +12,23 @@ export type ClaimedMessage = Pick<
 const CLAIMED_COLUMNS = 'id, workspace_id, oa_id, template_id, mode, phone, rsa_phone, template_data, attempts, price, quota_day, lease_expires_at, due_at';
 
 /**
- * Claims due queued messages for one worker: status sending, a lease, one more attempt. PostgreSQL
- * skips rows another worker holds (SKIP LOCKED); SQLite's write lock serialises the claim.
- * Messages of `skipAccounts` (sender accounts this worker cannot take more of right now) are left
- * for later or for other workers.
+ * Claims due queued messages for one worker: status sending, a lease, one more attempt
+ * (queue-claims.ts). Messages of `skipAccounts` (sender accounts this worker cannot take more of
+ * right now) are left for later or for other workers.
  */
 export async function claimDueMessages(
   store: Store,
   input: { now: number; limit: number; leaseMs: number; skipAccounts?: readonly string[] },
 ): Promise<ClaimedMessage[]> {
-  const lock = store.dialect === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
   const leaseUntil = input.now + input.leaseMs;
   const skip = input.skipAccounts?.length ? sql`AND oa_id NOT IN (${sql.join([...input.skipAccounts])})` : sql``;
-  return runInTransaction(store, async (trx) => {
-    const result = await sql<ClaimedMessage>`
-      UPDATE messages
-      SET status = 'sending', lease_expires_at = ${leaseUntil}, unconfirmed_since = NULL, attempts = attempts + 1, updated_at = ${input.now}
-      WHERE id IN (
-        SELECT id FROM messages WHERE status = 'queued' AND due_at <= ${input.now} ${skip} ORDER BY due_at LIMIT ${input.limit} ${lock}
-      )
-      RETURNING ${sql.raw(CLAIMED_COLUMNS)}`.execute(trx);
-    return result.rows;
+  return claimDueRows<ClaimedMessage>(store, {
+    table: 'messages',
+    set: sql`status = 'sending', lease_expires_at = ${leaseUntil}, unconfirmed_since = NULL, attempts = attempts + 1, updated_at = ${input.now}`,
+    due: sql`status = 'queued' AND due_at <= ${input.now} ${skip}`,
+    orderBy: 'due_at',
+    limit: input.limit,
+    returning: CLAIMED_COLUMNS,
   });
 }
 
@@ -48,107 +45,74 @@ export type DispatchOutcome =
   /** Never attempted (the worker is stopping, or the account is paused): queued again, the attempt given back. */
   | { kind: 'released'; message: ClaimedMessage; dueAt: number };
 
+type OutcomeOf<Kind extends DispatchOutcome['kind']> = Extract<DispatchOutcome, { kind: Kind }>;
+
+function ofKind<Kind extends DispatchOutcome['kind']>(outcomes: readonly DispatchOutcome[], kind: Kind): OutcomeOf<Kind>[] {
+  return outcomes.filter((outcome): outcome is OutcomeOf<Kind> => outcome.kind === kind);
+}
 
 /**
  * Our claim on a message still stands: the lease we took, or a lease the reconciler extended while
  * the outcome was unknown (a slow round that outlived its lease). Nobody else can have claimed an
  * unconfirmed message, since claims take queued rows only, so its late outcome is the truth.
  */
-function claimStillHeld(message: ClaimedMessage) {
-  return (eb: ExpressionBuilder<Database, 'messages'>) =>
-    eb.or([eb('lease_expires_at', '=', message.lease_expires_at), eb('unconfirmed_since', 'is not', null)]);
-}
+const CLAIMED_MESSAGES: ClaimedRows<DispatchOutcome> = {
+  table: 'messages',
+  claimOf: (outcome) => ({ id: outcome.message.id, leaseExpiresAt: outcome.message.lease_expires_at }),
+  stillHeld: sql`messages.status = 'sending' AND (messages.lease_expires_at = x.claimed_lease OR messages.unconfirmed_since IS NOT NULL)`,
+};
 
-type SentOutcome = Extract<DispatchOutcome, { kind: 'sent' }>;
+const REFUND_COLUMNS = ['id', 'workspace_id', 'price', 'oa_id', 'quota_day'];
 
-/** 7 bound values per message: 1,000 keeps a statement far under SQLite's 32,766. */
-const SENT_PER_STATEMENT = 1000;
-
-async function recordSent(trx: Transaction, sent: SentOutcome[], now: number): Promise<void> {
-  for (let start = 0; start < sent.length; start += SENT_PER_STATEMENT) await recordSentChunk(trx, sent.slice(start, start + SENT_PER_STATEMENT), now);
-}
-
-async function recordSentChunk(trx: Transaction, sent: SentOutcome[], now: number): Promise<void> {
-  if (sent.length === 0) return;
-  // One statement for the whole round: CASE picks each row's platform id and time.
-  const providerIds = sql.join(sent.map((outcome) => sql`WHEN ${outcome.message.id} THEN CAST(${outcome.providerMsgId} AS text)`), sql` `);
-  const sentTimes = sql.join(sent.map((outcome) => sql`WHEN ${outcome.message.id} THEN CAST(${outcome.sentAt} AS bigint)`), sql` `);
-  const leases = sql.join(sent.map((outcome) => sql`WHEN ${outcome.message.id} THEN CAST(${outcome.message.lease_expires_at} AS bigint)`), sql` `);
-  const ids = sent.map((outcome) => outcome.message.id);
-  // The same test as claimStillHeld, per row.
-  await sql`
-    UPDATE messages
-    SET status = 'sent', provider_msg_id = CASE id ${providerIds} END, sent_at = CASE id ${sentTimes} END,
-        lease_expires_at = NULL, rsa_phone = NULL, updated_at = ${now}
-    WHERE status = 'sending' AND id IN (${sql.join(ids)})
-      AND (lease_expires_at = CASE id ${leases} END OR unconfirmed_since IS NOT NULL)`.execute(trx);
+async function recordSent(trx: Transaction, dialect: Dialect, sent: OutcomeOf<'sent'>[], now: number): Promise<void> {
+  const write = {
+    types: { provider_id: 'text', sent_time: 'bigint' },
+    valuesOf: (outcome: OutcomeOf<'sent'>) => ({ provider_id: outcome.providerMsgId, sent_time: outcome.sentAt }),
+  } as const;
+  await writeUnderClaim(trx, dialect, CLAIMED_MESSAGES, sent, {
+    ...write,
+    set: sql`status = 'sent', provider_msg_id = x.provider_id, sent_at = x.sent_time, lease_expires_at = NULL, rsa_phone = NULL, updated_at = ${now}`,
+  });
   // A delivery event can beat this record: that message is already delivered, but sent when we sent it.
-  await sql`
-    UPDATE messages SET sent_at = CASE id ${sentTimes} END, provider_msg_id = COALESCE(provider_msg_id, CASE id ${providerIds} END)
-    WHERE status = 'delivered' AND sent_at IS NULL AND id IN (${sql.join(ids)})`.execute(trx);
+  await writeUnderClaim(trx, dialect, { ...CLAIMED_MESSAGES, stillHeld: sql`messages.status = 'delivered' AND messages.sent_at IS NULL` }, sent, {
+    ...write,
+    set: sql`sent_at = x.sent_time, provider_msg_id = COALESCE(messages.provider_msg_id, x.provider_id)`,
+  });
 }
 
 /**
  * Records a round's outcomes in one transaction: sent (with the platform's id; the RSA ciphertext
  * is erased), failed (codes and reasons, refunded, quota released) or back to queued for a retry.
+ * Each kind is one statement (per chunk of rows), written only where our claim still stands.
  */
 export async function recordDispatchOutcomes(store: Store, outcomes: DispatchOutcome[], now: number): Promise<void> {
   if (outcomes.length === 0) return;
+  const { dialect } = store;
   await runInTransaction(store, async (trx) => {
-    await recordSent(
-      trx,
-      outcomes.filter((outcome): outcome is SentOutcome => outcome.kind === 'sent'),
-      now,
-    );
+    await recordSent(trx, dialect, ofKind(outcomes, 'sent'), now);
+    await writeUnderClaim(trx, dialect, CLAIMED_MESSAGES, ofKind(outcomes, 'retry'), {
+      types: { next_due_at: 'bigint' },
+      valuesOf: (outcome) => ({ next_due_at: outcome.dueAt }),
+      set: sql`status = 'queued', due_at = x.next_due_at, lease_expires_at = NULL, unconfirmed_since = NULL, updated_at = ${now}`,
+    });
+    await writeUnderClaim(trx, dialect, CLAIMED_MESSAGES, ofKind(outcomes, 'released'), {
+      types: { next_due_at: 'bigint' },
+      valuesOf: (outcome) => ({ next_due_at: outcome.dueAt }),
+      set: sql`status = 'queued', due_at = x.next_due_at, attempts = attempts - 1, lease_expires_at = NULL, unconfirmed_since = NULL, updated_at = ${now}`,
+    });
+    await writeUnderClaim(trx, dialect, CLAIMED_MESSAGES, ofKind(outcomes, 'unconfirmed'), {
+      types: { wait_until: 'bigint' },
+      valuesOf: (outcome) => ({ wait_until: outcome.waitUntil }),
+      set: sql`unconfirmed_since = ${now}, lease_expires_at = x.wait_until, updated_at = ${now}`,
+    });
     // Every message row first, the refunds' quota rows and wallets after: the lock order of acceptances.ts.
-    const refunds: RefundableMessage[] = [];
-    for (const outcome of outcomes) {
-      const { message } = outcome;
-      if (outcome.kind === 'retry') {
-        await trx
-          .updateTable('messages')
-          .set({ status: 'queued', due_at: outcome.dueAt, lease_expires_at: null, unconfirmed_since: null, updated_at: now })
-          .where('id', '=', message.id)
-          .where('status', '=', 'sending')
-          .where(claimStillHeld(message))
-          .execute();
-      } else if (outcome.kind === 'released') {
-        await trx
-          .updateTable('messages')
-          .set((eb) => ({ status: 'queued', due_at: outcome.dueAt, attempts: eb('attempts', '-', 1), lease_expires_at: null, unconfirmed_since: null, updated_at: now }))
-          .where('id', '=', message.id)
-          .where('status', '=', 'sending')
-          .where(claimStillHeld(message))
-          .execute();
-      } else if (outcome.kind === 'unconfirmed') {
-        await trx
-          .updateTable('messages')
-          .set({ unconfirmed_since: now, lease_expires_at: outcome.waitUntil, updated_at: now })
-          .where('id', '=', message.id)
-          .where('status', '=', 'sending')
-          .where(claimStillHeld(message))
-          .execute();
-      } else if (outcome.kind === 'failed') {
-        const failed = await trx
-          .updateTable('messages')
-          .set({
-            status: 'failed',
-            error_code: outcome.code,
-            error_message: outcome.errorMessage,
-            error_reason: outcome.reason,
-            failed_at: now,
-            lease_expires_at: null,
-            rsa_phone: null,
-            updated_at: now,
-          })
-          .where('id', '=', message.id)
-          .where('status', '=', 'sending')
-          .where(claimStillHeld(message))
-          .returning(['id', 'workspace_id', 'price', 'oa_id', 'quota_day'])
-          .executeTakeFirst();
-        if (failed) refunds.push(failed);
-      }
-    }
+    const refunds: RefundableMessage[] = await writeUnderClaim(trx, dialect, CLAIMED_MESSAGES, ofKind(outcomes, 'failed'), {
+      types: { code: 'integer', error_text: 'text', reason: 'text' },
+      valuesOf: (outcome) => ({ code: outcome.code, error_text: outcome.errorMessage, reason: outcome.reason }),
+      set: sql`status = 'failed', error_code = x.code, error_message = x.error_text, error_reason = x.reason,
+        failed_at = ${now}, lease_expires_at = NULL, rsa_phone = NULL, updated_at = ${now}`,
+      returning: REFUND_COLUMNS,
+    });
     await refundMessages(trx, refunds, now);
   });
 }

@@ -7,18 +7,65 @@ export interface IdempotencyKeyRef {
   key: string;
 }
 
-export async function findIdempotencyRecord(
-  db: Kysely<Database>,
-  ref: IdempotencyKeyRef,
-  now: number,
-): Promise<IdempotencyRecordRow | undefined> {
-  return db
+/** What a unit of work stores with its key, inside its own transaction. */
+export interface IdempotencyClaim {
+  key: string;
+  requestHash: string;
+  expiresAt: number;
+}
+
+/** A live record: the fingerprint of the request that used the key, and what it did. */
+export interface StoredIdempotencyResult {
+  requestHash: string;
+  result: unknown;
+}
+
+export function idempotencyRecordOf(workspaceId: string, claim: IdempotencyClaim, result: unknown, now: number): IdempotencyRecordRow {
+  return {
+    workspace_id: workspaceId,
+    idempotency_key: claim.key,
+    request_hash: claim.requestHash,
+    result: JSON.stringify(result),
+    status_code: null,
+    response_body: null,
+    created_at: now,
+    expires_at: claim.expiresAt,
+  };
+}
+
+export async function findIdempotencyResult(db: Kysely<Database>, ref: IdempotencyKeyRef, now: number): Promise<StoredIdempotencyResult | undefined> {
+  const row = await db
     .selectFrom('idempotency_records')
     .selectAll()
     .where('workspace_id', '=', ref.workspaceId)
     .where('idempotency_key', '=', ref.key)
     .where('expires_at', '>', now)
     .executeTakeFirst();
+  if (!row) return undefined;
+  const result = row.result !== null ? (JSON.parse(row.result) as unknown) : resultOfStoredResponse(JSON.parse(row.response_body ?? 'null') as unknown);
+  return { requestHash: row.request_hash, result };
+}
+
+type WireRecipient = { phone?: string; msg_id?: string; tracking_id?: string; status: 'queued' | 'error'; error?: string };
+
+/**
+ * A record written before results were stored holds the response it answered with: read it back as
+ * the result that response was built from. No such record outlives the upgrade by more than 24 hours.
+ */
+function resultOfStoredResponse(body: unknown): unknown {
+  const response = body as Record<string, unknown>;
+  if (response.cancelled === true) return { messageId: response.msg_id };
+  const scheduledAt = typeof response.scheduled_at === 'string' ? Date.parse(response.scheduled_at) : null;
+  if (Array.isArray(response.results)) {
+    const recipients = (response.results as WireRecipient[]).map((item) => {
+      const echo = { ...(item.phone !== undefined && { phone: item.phone }) };
+      return item.status === 'queued'
+        ? { ...echo, status: 'queued', messageId: item.msg_id, messageTrackingId: item.tracking_id }
+        : { ...echo, ...(item.tracking_id !== undefined && { trackingId: item.tracking_id }), status: 'refused', refusal: item.error };
+    });
+    return { acceptedCount: response.accepted, scheduledAt, recipients };
+  }
+  return { acceptedCount: 1, scheduledAt, recipients: [{ status: 'queued', messageId: response.msg_id, messageTrackingId: response.tracking_id }] };
 }
 
 /**

@@ -130,8 +130,11 @@ export interface IdempotencyRecordRow {
   workspace_id: string;
   idempotency_key: string;
   request_hash: string;
-  status_code: number;
-  response_body: string;
+  /** What the request did, as JSON (an acceptance's result, a cancelled message's id). */
+  result: string | null;
+  /** Records written before results were stored hold the HTTP response instead; they expire within 24 hours of the upgrade. */
+  status_code: number | null;
+  response_body: string | null;
   created_at: number;
   expires_at: number;
 }

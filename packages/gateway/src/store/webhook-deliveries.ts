@@ -1,18 +1,18 @@
 /**
  * SQL of the delivery-report outbox (webhook_deliveries) and its attempt log (webhook_attempts).
  *
- * A claim is the message queue's pattern (dispatch-queue.ts): one UPDATE over the oldest due rows,
- * PostgreSQL skipping rows another worker holds (SKIP LOCKED), SQLite serialised by its write lock.
- * The claim moves next_attempt_at to the end of the lease, so a worker that dies leaves rows that
- * simply fall due again; no reconciler is needed. Every later write of a claimed row names the
- * claim's lease_expires_at, so a worker whose claim expired cannot overwrite a newer claim.
+ * A claim is the queue claim of queue-claims.ts, as for the message queue. It moves
+ * next_attempt_at to the end of the lease, so a worker that dies leaves rows that simply fall due
+ * again; no reconciler is needed. Every later write of a claimed row names the claim's
+ * lease_expires_at, so a worker whose claim expired cannot overwrite a newer claim.
  *
  * `status = 'pending'` and `'failed'` are written as literals where a partial index serves the query:
  * SQLite uses a partial index only when the query's own text implies the index's condition.
  */
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { insertRows } from './bulk-insert.ts';
-import { runInTransaction, type Store, type Transaction } from './database.ts';
+import { runInTransaction, type Store } from './database.ts';
+import { claimDueRows, writeUnderClaim, type ClaimedRows } from './queue-claims.ts';
 import type { ApiKeyRow, Database, WebhookAttemptRow, WebhookDeliveryRow, WebhookDeliveryStatus } from './schema.ts';
 
 export type ClaimedDelivery = Pick<
@@ -22,15 +22,6 @@ export type ClaimedDelivery = Pick<
 
 const CLAIMED_COLUMNS = 'id, message_id, workspace_id, api_key_id, url, body, attempts, attempts_at_redelivery, created_at, lease_expires_at';
 
-/** Rows per statement when outcomes are written: keeps every statement far below the parameter limits. */
-const CHUNK = 200;
-
-function chunks<T>(items: T[], size = CHUNK): T[][] {
-  const out: T[][] = [];
-  for (let start = 0; start < items.length; start += size) out.push(items.slice(start, start + size));
-  return out;
-}
-
 /**
  * Claims up to `limit` due deliveries for one worker: one more attempt, a lease. Rows whose URL
  * is in `skipUrls` (receivers this worker already keeps busy) are left to others.
@@ -39,21 +30,17 @@ export async function claimDueDeliveries(
   store: Store,
   input: { now: number; limit: number; leaseMs: number; skipUrls: readonly string[] },
 ): Promise<ClaimedDelivery[]> {
-  const lock = store.dialect === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
   const skip = input.skipUrls.length > 0 ? sql`AND url NOT IN (${sql.join(input.skipUrls)})` : sql``;
   const leaseUntil = input.now + input.leaseMs;
-  return runInTransaction(store, async (trx) => {
-    const result = await sql<ClaimedDelivery>`
-      UPDATE webhook_deliveries
-      SET attempts = attempts + 1, lease_expires_at = ${leaseUntil}, next_attempt_at = ${leaseUntil}, updated_at = ${input.now}
-      WHERE id IN (
-        SELECT id FROM webhook_deliveries
-        WHERE status = 'pending' AND next_attempt_at <= ${input.now} ${skip}
-        ORDER BY next_attempt_at LIMIT ${input.limit} ${lock}
-      )
-      RETURNING ${sql.raw(CLAIMED_COLUMNS)}`.execute(trx);
-    return result.rows.map((row) => ({ ...row, attempts: Number(row.attempts), attempts_at_redelivery: Number(row.attempts_at_redelivery) }));
+  const rows = await claimDueRows<ClaimedDelivery>(store, {
+    table: 'webhook_deliveries',
+    set: sql`attempts = attempts + 1, lease_expires_at = ${leaseUntil}, next_attempt_at = ${leaseUntil}, updated_at = ${input.now}`,
+    due: sql`status = 'pending' AND next_attempt_at <= ${input.now} ${skip}`,
+    orderBy: 'next_attempt_at',
+    limit: input.limit,
+    returning: CLAIMED_COLUMNS,
   });
+  return rows.map((row) => ({ ...row, attempts: Number(row.attempts), attempts_at_redelivery: Number(row.attempts_at_redelivery) }));
 }
 
 export type SigningKey = Pick<ApiKeyRow, 'id' | 'encrypted_key' | 'webhook_url' | 'revoked_at'>;
@@ -79,112 +66,56 @@ export type DeliveryOutcome =
   /** Given back unattempted or cut short by a stopping worker: due again now, the attempt not counted. */
   | { kind: 'released'; claim: ClaimRef; attempt: WebhookAttemptRow | null };
 
-function groupBy<T>(items: T[], keyOf: (item: T) => string): T[][] {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    const group = groups.get(key);
-    if (group) group.push(item);
-    else groups.set(key, [item]);
-  }
-  return [...groups.values()];
+type OutcomeOf<Kind extends DeliveryOutcome['kind']> = Extract<DeliveryOutcome, { kind: Kind }>;
+
+function ofKind<Kind extends DeliveryOutcome['kind']>(outcomes: readonly DeliveryOutcome[], kind: Kind): OutcomeOf<Kind>[] {
+  return outcomes.filter((outcome): outcome is OutcomeOf<Kind> => outcome.kind === kind);
 }
 
-/** CASE id WHEN … THEN CAST(… AS type) … END: one value per row in one statement. */
-function caseById<T>(items: T[], idOf: (item: T) => string, valueOf: (item: T) => string | number | null, type: 'text' | 'bigint' | 'integer'): RawBuilder<unknown> {
-  return sql`CASE id ${sql.join(
-    items.map((item) => sql`WHEN ${idOf(item)} THEN CAST(${valueOf(item)} AS ${sql.raw(type)})`),
-    sql` `,
-  )} END`;
-}
+const CLAIMED_DELIVERIES: ClaimedRows<DeliveryOutcome> = {
+  table: 'webhook_deliveries',
+  claimOf: (outcome) => outcome.claim,
+  stillHeld: sql`webhook_deliveries.lease_expires_at = x.claimed_lease`,
+};
 
-async function recordDelivered(trx: Transaction, outcomes: Extract<DeliveryOutcome, { kind: 'delivered' }>[], now: number): Promise<void> {
-  // The hot path: a claim's rows share one lease and nearly always one status code.
-  for (const group of groupBy(outcomes, (outcome) => `${outcome.claim.leaseExpiresAt}:${outcome.statusCode}`)) {
-    const { leaseExpiresAt } = group[0]!.claim;
-    const statusCode = group[0]!.statusCode;
-    for (const part of chunks(group)) {
-      await sql`
-        UPDATE webhook_deliveries
-        SET status = 'delivered', delivered_at = ${now}, last_status_code = ${statusCode}, last_error = NULL, lease_expires_at = NULL, updated_at = ${now}
-        WHERE lease_expires_at = ${leaseExpiresAt} AND id IN (${sql.join(part.map((outcome) => outcome.claim.id))})`.execute(trx);
-    }
-  }
-}
-
-async function recordRetries(trx: Transaction, outcomes: Extract<DeliveryOutcome, { kind: 'retry' }>[], now: number): Promise<void> {
-  for (const group of groupBy(outcomes, (outcome) => String(outcome.claim.leaseExpiresAt))) {
-    const { leaseExpiresAt } = group[0]!.claim;
-    for (const part of chunks(group)) {
-      const id = (outcome: (typeof part)[number]) => outcome.claim.id;
-      await sql`
-        UPDATE webhook_deliveries
-        SET next_attempt_at = ${caseById(part, id, (outcome) => outcome.nextAttemptAt, 'bigint')},
-            last_status_code = ${caseById(part, id, (outcome) => outcome.statusCode, 'integer')},
-            last_error = ${caseById(part, id, (outcome) => outcome.error, 'text')},
-            lease_expires_at = NULL, updated_at = ${now}
-        WHERE lease_expires_at = ${leaseExpiresAt} AND id IN (${sql.join(part.map(id))})`.execute(trx);
-    }
-  }
-}
-
-async function recordFailures(trx: Transaction, outcomes: Extract<DeliveryOutcome, { kind: 'failed' }>[], now: number): Promise<void> {
-  for (const group of groupBy(outcomes, (outcome) => String(outcome.claim.leaseExpiresAt))) {
-    const { leaseExpiresAt } = group[0]!.claim;
-    for (const part of chunks(group)) {
-      const id = (outcome: (typeof part)[number]) => outcome.claim.id;
-      await sql`
-        UPDATE webhook_deliveries
-        SET status = 'failed', failed_at = ${now},
-            last_status_code = ${caseById(part, id, (outcome) => outcome.statusCode, 'integer')},
-            last_error = ${caseById(part, id, (outcome) => outcome.error, 'text')},
-            lease_expires_at = NULL, updated_at = ${now}
-        WHERE lease_expires_at = ${leaseExpiresAt} AND id IN (${sql.join(part.map(id))})`.execute(trx);
-    }
-  }
-}
-
-async function recordCancellations(trx: Transaction, outcomes: Extract<DeliveryOutcome, { kind: 'cancelled' }>[], now: number): Promise<void> {
-  for (const group of groupBy(outcomes, (outcome) => `${outcome.claim.leaseExpiresAt}:${outcome.reason}`)) {
-    const { leaseExpiresAt } = group[0]!.claim;
-    for (const part of chunks(group)) {
-      await sql`
-        UPDATE webhook_deliveries
-        SET status = 'cancelled', last_error = ${group[0]!.reason}, attempts = attempts - 1, lease_expires_at = NULL, updated_at = ${now}
-        WHERE lease_expires_at = ${leaseExpiresAt} AND id IN (${sql.join(part.map((outcome) => outcome.claim.id))})`.execute(trx);
-    }
-  }
-}
-
-async function recordReleases(trx: Transaction, outcomes: Extract<DeliveryOutcome, { kind: 'released' }>[], now: number): Promise<void> {
-  for (const group of groupBy(outcomes, (outcome) => String(outcome.claim.leaseExpiresAt))) {
-    const { leaseExpiresAt } = group[0]!.claim;
-    for (const part of chunks(group)) {
-      await sql`
-        UPDATE webhook_deliveries
-        SET attempts = attempts - 1, next_attempt_at = ${now}, lease_expires_at = NULL, updated_at = ${now}
-        WHERE lease_expires_at = ${leaseExpiresAt} AND id IN (${sql.join(part.map((outcome) => outcome.claim.id))})`.execute(trx);
-    }
-  }
-}
-
-function ofKind<K extends DeliveryOutcome['kind']>(outcomes: DeliveryOutcome[], kind: K): Extract<DeliveryOutcome, { kind: K }>[] {
-  return outcomes.filter((outcome): outcome is Extract<DeliveryOutcome, { kind: K }> => outcome.kind === kind);
-}
+/** An attempt's answer as written on its delivery. */
+const ANSWER_TYPES = { status_code: 'integer', error_text: 'text' } as const;
+const answerOf = (outcome: OutcomeOf<'retry' | 'failed'>) => ({ status_code: outcome.statusCode, error_text: outcome.error });
 
 /**
- * Records outcomes of many attempts in one transaction, with their attempt log rows. A row whose
- * claim has since expired and been taken by another worker is left alone (its lease differs); the
- * attempt that happened is still logged.
+ * Records outcomes of many attempts in one transaction, with their attempt log rows: one
+ * statement per kind of outcome (per chunk of rows). A row whose claim has since expired and been
+ * taken by another worker is left alone (its lease differs); the attempt that happened is still logged.
  */
 export async function recordDeliveryOutcomes(store: Store, outcomes: DeliveryOutcome[], now: number): Promise<void> {
   if (outcomes.length === 0) return;
+  const { dialect } = store;
   await runInTransaction(store, async (trx) => {
-    await recordDelivered(trx, ofKind(outcomes, 'delivered'), now);
-    await recordRetries(trx, ofKind(outcomes, 'retry'), now);
-    await recordFailures(trx, ofKind(outcomes, 'failed'), now);
-    await recordCancellations(trx, ofKind(outcomes, 'cancelled'), now);
-    await recordReleases(trx, ofKind(outcomes, 'released'), now);
+    await writeUnderClaim(trx, dialect, CLAIMED_DELIVERIES, ofKind(outcomes, 'delivered'), {
+      types: { status_code: 'integer' },
+      valuesOf: (outcome) => ({ status_code: outcome.statusCode }),
+      set: sql`status = 'delivered', delivered_at = ${now}, last_status_code = x.status_code, last_error = NULL, lease_expires_at = NULL, updated_at = ${now}`,
+    });
+    await writeUnderClaim(trx, dialect, CLAIMED_DELIVERIES, ofKind(outcomes, 'retry'), {
+      types: { ...ANSWER_TYPES, next_attempt: 'bigint' },
+      valuesOf: (outcome) => ({ ...answerOf(outcome), next_attempt: outcome.nextAttemptAt }),
+      set: sql`next_attempt_at = x.next_attempt, last_status_code = x.status_code, last_error = x.error_text, lease_expires_at = NULL, updated_at = ${now}`,
+    });
+    await writeUnderClaim(trx, dialect, CLAIMED_DELIVERIES, ofKind(outcomes, 'failed'), {
+      types: ANSWER_TYPES,
+      valuesOf: answerOf,
+      set: sql`status = 'failed', failed_at = ${now}, last_status_code = x.status_code, last_error = x.error_text, lease_expires_at = NULL, updated_at = ${now}`,
+    });
+    await writeUnderClaim(trx, dialect, CLAIMED_DELIVERIES, ofKind(outcomes, 'cancelled'), {
+      types: { reason: 'text' },
+      valuesOf: (outcome) => ({ reason: outcome.reason }),
+      set: sql`status = 'cancelled', last_error = x.reason, attempts = attempts - 1, lease_expires_at = NULL, updated_at = ${now}`,
+    });
+    await writeUnderClaim(trx, dialect, CLAIMED_DELIVERIES, ofKind(outcomes, 'released'), {
+      types: {},
+      valuesOf: () => ({}),
+      set: sql`attempts = attempts - 1, next_attempt_at = ${now}, lease_expires_at = NULL, updated_at = ${now}`,
+    });
     const attempts = outcomes.flatMap((outcome) => ('attempt' in outcome && outcome.attempt ? [outcome.attempt] : []));
     await insertRows(trx, store.dialect, 'webhook_attempts', attempts);
   });
@@ -263,6 +194,9 @@ export async function readdressPendingDeliveries(db: Kysely<Database>, input: { 
     WHERE status = 'pending' AND api_key_id = ${input.apiKeyId}`.execute(db);
   return Number(result.numAffectedRows ?? 0);
 }
+
+export const REVOKED_KEY_REASON = 'cancelled: the API key was revoked';
+export const REMOVED_URL_REASON = 'cancelled: the API key has no webhook URL any more';
 
 /**
  * A key was revoked or lost its webhook URL: its pending deliveries are cancelled. The lease is

@@ -1,5 +1,5 @@
-import type { Dependencies } from '../services/context.ts';
-import { syncAllWorkspaces, type TemplateSyncTokens } from '../services/template-sync.ts';
+import { createContext, type ServiceParts } from '../services/context.ts';
+import { syncAllWorkspaces } from '../services/template-sync.ts';
 import type { PeriodicTask } from './worker.ts';
 
 /**
@@ -7,12 +7,12 @@ import type { PeriodicTask } from './worker.ts';
  * first when the worker starts, then `everyMs` after each run ends (runs never overlap). Every
  * worker process runs it; a sync is idempotent, so several workers only repeat platform calls.
  */
-export function templateSyncTask(deps: Dependencies, tokens: TemplateSyncTokens, everyMs: number): PeriodicTask {
+export function templateSyncTask(deps: ServiceParts, everyMs: number): PeriodicTask {
   return {
     name: 'template-sync',
     intervalMs: everyMs,
     run: async () => {
-      const results = await syncAllWorkspaces(deps, tokens);
+      const results = await syncAllWorkspaces({ ctx: createContext(deps, { kind: 'task', task: 'template-sync' }), input: {} });
       let created = 0;
       let updated = 0;
       let failed = 0;

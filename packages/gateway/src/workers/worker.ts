@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { LoopRunner } from './loop-runner.ts';
 
 export interface PeriodicTask {
   name: string;
@@ -7,43 +8,30 @@ export interface PeriodicTask {
 }
 
 /**
- * Runs periodic tasks until stopped. A task never overlaps itself; stop() waits for the runs in
- * flight so SIGTERM never cuts a task in half.
+ * Runs periodic tasks until stopped, each in its own loop: first at once, then `intervalMs` after
+ * each run ends, so a task never overlaps itself. stop() waits for the runs in flight so SIGTERM
+ * never cuts a task in half.
  */
 export class Worker {
-  private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly running = new Set<Promise<void>>();
-  private stopped = false;
+  private readonly loops: LoopRunner[];
 
-  constructor(
-    private readonly tasks: PeriodicTask[],
-    private readonly log: Logger,
-  ) {}
-
-  start(): void {
-    for (const task of this.tasks) this.schedule(task, 0);
+  constructor(tasks: PeriodicTask[], log: Logger) {
+    this.loops = tasks.map(
+      (task) =>
+        new LoopRunner({
+          round: () => task.run(),
+          intervalMs: task.intervalMs,
+          log,
+          failure: { message: 'worker task failed', fields: { task: task.name } },
+        }),
+    );
   }
 
-  private schedule(task: PeriodicTask, delayMs: number): void {
-    if (this.stopped) return;
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      const run = task
-        .run()
-        .catch((error: unknown) => this.log.error({ err: error, task: task.name }, 'worker task failed'))
-        .finally(() => {
-          this.running.delete(run);
-          this.schedule(task, task.intervalMs);
-        });
-      this.running.add(run);
-    }, delayMs);
-    this.timers.add(timer);
+  start(): void {
+    for (const loop of this.loops) loop.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
-    await Promise.all([...this.running]);
+    await Promise.all(this.loops.map((loop) => loop.stop()));
   }
 }

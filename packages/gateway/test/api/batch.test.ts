@@ -314,7 +314,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/batch (%s)', (kind) => {
       const ws = await seedWorkspace(gateway);
       const response = await batch(ws, { recipients: recipients(2), mode });
       expectStatus(response, 202);
-      const rows = await gateway.runtime.deps.store.db.selectFrom('messages').select('mode').where('workspace_id', '=', ws.workspaceId).execute();
+      const rows = await gateway.runtime.store.db.selectFrom('messages').select('mode').where('workspace_id', '=', ws.workspaceId).execute();
       expect(rows.map((row) => row.mode)).toEqual([mode, mode]);
     });
   });

@@ -69,7 +69,7 @@ const PROVOCATIONS: Provocation[] = [
     request: async ({ gateway }) => {
       const ws = await seedWorkspace(gateway);
       // Only the platform disconnects an account (a refresh token it refuses): set the outcome directly.
-      await gateway.runtime.deps.store.db.updateTable('sender_accounts').set({ status: 'disconnected' }).where('oa_id', '=', ws.oaId).execute();
+      await gateway.runtime.store.db.updateTable('sender_accounts').set({ status: 'disconnected' }).where('oa_id', '=', ws.oaId).execute();
       return sendOne(gateway, ws);
     },
   },

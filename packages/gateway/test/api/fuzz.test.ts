@@ -160,7 +160,7 @@ function requestArbitrary(operations: Operation[], known: KnownIds): fc.Arbitrar
 
 /** Every row of every table, in a stable order: what "nothing changed" means. */
 async function snapshotStore(gateway: TestGateway): Promise<string> {
-  const db = gateway.runtime.deps.store.db;
+  const db = gateway.runtime.store.db;
   const tables =
     gateway.database.kind === 'sqlite'
       ? (await sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`.execute(db)).rows.map((row) => row.name)

@@ -152,7 +152,7 @@ describe.each(STORE_KINDS)('reading messages (%s)', (kind) => {
       for (const time of times) {
         const msgId = await queueOne(gateway, own);
         // Test setup: back-date the record so the bounds are exact.
-        await gateway.runtime.deps.store.db.updateTable('messages').set({ created_at: Date.parse(time) }).where('id', '=', msgId).execute();
+        await gateway.runtime.store.db.updateTable('messages').set({ created_at: Date.parse(time) }).where('id', '=', msgId).execute();
         made.push(msgId);
       }
       const record = await gateway.request('GET', `/api/v1/messages/${made[1]}`, { key: own.apiKey });

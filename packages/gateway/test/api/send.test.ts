@@ -286,7 +286,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/send (%s)', (kind) => {
       const response = await send({ template_id: workspace.templateId, phone: '0912345678', template_data: VALID_DATA, mode });
       expectStatus(response, 202);
       expect((await record(response.body.msg_id)).phone).toBe('84912345678');
-      const row = await gateway.runtime.deps.store.db.selectFrom('messages').select('mode').where('id', '=', response.body.msg_id).executeTakeFirstOrThrow();
+      const row = await gateway.runtime.store.db.selectFrom('messages').select('mode').where('id', '=', response.body.msg_id).executeTakeFirstOrThrow();
       expect(row.mode).toBe(mode);
     });
 
@@ -294,7 +294,7 @@ describe.each(STORE_KINDS)('POST /api/v1/messages/send (%s)', (kind) => {
       const ws = await seedWorkspace(gateway);
       await putSenderAccount(gateway, ws.workspaceId, ws.oaId, { default_mode: 'hashphone' });
       const msgId = await queueOne(gateway, ws);
-      const row = await gateway.runtime.deps.store.db.selectFrom('messages').select('mode').where('id', '=', msgId).executeTakeFirstOrThrow();
+      const row = await gateway.runtime.store.db.selectFrom('messages').select('mode').where('id', '=', msgId).executeTakeFirstOrThrow();
       expect(row.mode).toBe('hashphone');
     });
 

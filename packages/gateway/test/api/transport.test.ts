@@ -165,7 +165,7 @@ describe.each(STORE_KINDS)('rate limit (%s)', (kind) => {
     expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(1);
     expect(statuses.every((status) => status === 202 || status === 429)).toBe(true);
     // Reading back is itself rate limited, so count through the store the test owns.
-    const rows = await gateway.runtime.deps.store.db.selectFrom('messages').select('id').where('workspace_id', '=', own.workspaceId).execute();
+    const rows = await gateway.runtime.store.db.selectFrom('messages').select('id').where('workspace_id', '=', own.workspaceId).execute();
     expect(rows).toHaveLength(accepted);
   });
 

@@ -56,7 +56,7 @@ function acknowledgedIds(responses: TestResponse[]): string[] {
 }
 
 async function expectExactBooks(gateway: TestGateway, workspace: SeededWorkspace, acknowledged: string[], expected: { topUp: number; rows: number }) {
-  const books = await readBooks(gateway.runtime.deps.store.db, workspace.workspaceId);
+  const books = await readBooks(gateway.runtime.store.db, workspace.workspaceId);
   expect(acknowledged.length).toBe(expected.rows);
   expect(new Set(acknowledged).size).toBe(expected.rows);
   expect(new Set(books.messageIds)).toEqual(new Set(acknowledged));
@@ -146,7 +146,7 @@ function raceScenarios(setup: () => { gateway: TestGateway; urls: string[] }) {
       });
     }
     await expectExactBooks(gateway, workspace, acknowledgedIds(responses), { topUp, rows: quota });
-    const reserved = await gateway.runtime.deps.store.db.selectFrom('quota_reservations').select('reserved').where('oa_id', '=', workspace.oaId).execute();
+    const reserved = await gateway.runtime.store.db.selectFrom('quota_reservations').select('reserved').where('oa_id', '=', workspace.oaId).execute();
     expect(reserved.reduce((sum, row) => sum + row.reserved, 0)).toBe(quota);
   });
 
@@ -168,7 +168,7 @@ function raceScenarios(setup: () => { gateway: TestGateway; urls: string[] }) {
     expect(batchTotal).toBeGreaterThanOrEqual(quota - singles);
     expect(responses.filter((response) => response.body.accepted > 0 && response.body.accepted < size).length).toBeLessThanOrEqual(1);
     await expectExactBooks(gateway, workspace, acknowledgedIds(responses), { topUp, rows: batchTotal + singles });
-    const reserved = await gateway.runtime.deps.store.db.selectFrom('quota_reservations').select('reserved').where('oa_id', '=', workspace.oaId).execute();
+    const reserved = await gateway.runtime.store.db.selectFrom('quota_reservations').select('reserved').where('oa_id', '=', workspace.oaId).execute();
     expect(reserved.reduce((sum, row) => sum + row.reserved, 0)).toBe(batchTotal + singles);
   });
 

@@ -122,7 +122,7 @@ describe.each(STORE_KINDS)('sends and refunds racing for one wallet (%s)', (kind
     expect(cancels.every((response) => response.body.cancelled === true)).toBe(true);
 
     // Wait for the dispatcher to fail (and refund) every failing send.
-    const store = gateway.runtime.deps.store;
+    const store = gateway.runtime.store;
     await waitFor(
       async () => (await store.db.selectFrom('messages').select('id').where('id', 'in', failingIds).where('status', '=', 'failed').execute()).length,
       (count) => count === FAILING_SENDS,

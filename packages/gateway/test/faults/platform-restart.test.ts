@@ -160,7 +160,7 @@ describe.each(STORE_KINDS)('the platform killed and restarted mid-dispatch (%s)'
     expect(accepted.body.accepted).toBe(MESSAGES);
     const ids = (accepted.body.results as { msg_id: string }[]).map((result) => result.msg_id);
 
-    const db = target.runtime.deps.store.db;
+    const db = target.runtime.store.db;
     const statusCounts = async () => {
       const rows = await db.selectFrom('messages').select('status').where('id', 'in', ids).execute();
       const counts: Record<string, number> = {};

@@ -342,7 +342,7 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       expect(list.text).not.toContain(key);
       expect(list.text).not.toContain(sha256Hex(key));
 
-      const row = await gateway.runtime.deps.store.db.selectFrom('api_keys').selectAll().where('id', '=', created.body.id).executeTakeFirstOrThrow();
+      const row = await gateway.runtime.store.db.selectFrom('api_keys').selectAll().where('id', '=', created.body.id).executeTakeFirstOrThrow();
       expect(row.key_hash).toBe(sha256Hex(key));
       expect(row.encrypted_key).not.toBe(key);
       expect(row.encrypted_key).not.toContain(key);
@@ -361,7 +361,7 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       expect(first.status).toBe(201);
       expect(first.body).toMatchObject({ name: 'default', scopes: ['messages:send'], webhook_url: null, rate_limit_per_second: null });
       expect(first.body.key).not.toBe(second.body.key);
-      const rows = await gateway.runtime.deps.store.db.selectFrom('api_keys').selectAll().where('workspace_id', '=', workspace.id).execute();
+      const rows = await gateway.runtime.store.db.selectFrom('api_keys').selectAll().where('workspace_id', '=', workspace.id).execute();
       expect(rows).toHaveLength(2);
       expect(rows[0]!.encrypted_key).not.toBe(rows[1]!.encrypted_key);
       expectError(await gateway.request('GET', '/api/v1/templates', { key: first.body.key }), 'forbidden_scope', /templates:read/);
@@ -482,7 +482,7 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       expect(list.body).toEqual({ sender_accounts: [connected.body], count: 1 });
       for (const secret of [body.app_secret, body.refresh_token, body.oa_secret_key]) expect(list.text).not.toContain(secret);
 
-      const row = await gateway.runtime.deps.store.db.selectFrom('sender_accounts').selectAll().where('oa_id', '=', oaId).executeTakeFirstOrThrow();
+      const row = await gateway.runtime.store.db.selectFrom('sender_accounts').selectAll().where('oa_id', '=', oaId).executeTakeFirstOrThrow();
       expect(row.encrypted_app_secret).not.toBe(body.app_secret);
       expect(row.encrypted_app_secret).not.toContain(body.app_secret);
       expect(row.encrypted_refresh_token).not.toBe(body.refresh_token);
@@ -506,7 +506,7 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       expect(second.body).toMatchObject({ oa_id: oaId, name: 'Shop OA (renamed)', daily_quota: 9000, default_mode: 'hashphone', created_at: first.body.created_at });
       const list = await gateway.admin('GET', `/workspaces/${workspace.id}/sender-accounts`);
       expect(list.body.count).toBe(1);
-      const row = await gateway.runtime.deps.store.db.selectFrom('sender_accounts').selectAll().where('oa_id', '=', oaId).executeTakeFirstOrThrow();
+      const row = await gateway.runtime.store.db.selectFrom('sender_accounts').selectAll().where('oa_id', '=', oaId).executeTakeFirstOrThrow();
       expect(decryptSecret(row.encrypted_refresh_token, gateway.config.masterKey!)).toBe('refresh-token-renewed');
     });
 
@@ -521,7 +521,7 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       expect((await gateway.admin('GET', `/workspaces/${other.id}/sender-accounts`)).body.count).toBe(0);
       const ownerList = await gateway.admin('GET', `/workspaces/${owner.id}/sender-accounts`);
       expect(ownerList.body.sender_accounts).toEqual([expect.objectContaining({ oa_id: oaId, name: 'Owner OA', workspace_id: owner.id })]);
-      const row = await gateway.runtime.deps.store.db.selectFrom('sender_accounts').selectAll().where('oa_id', '=', oaId).executeTakeFirstOrThrow();
+      const row = await gateway.runtime.store.db.selectFrom('sender_accounts').selectAll().where('oa_id', '=', oaId).executeTakeFirstOrThrow();
       expect(decryptSecret(row.encrypted_app_secret, gateway.config.masterKey!)).toBe(original.app_secret);
     });
 

@@ -129,7 +129,7 @@ describe.each(STORE_KINDS)('sender accounts are isolated from each other (%s)', 
   }
 
   async function statuses(target: TestGateway, ids: string[]): Promise<Record<string, number>> {
-    const rows = await target.runtime.deps.store.db.selectFrom('messages').select(['status']).where('id', 'in', ids).execute();
+    const rows = await target.runtime.store.db.selectFrom('messages').select(['status']).where('id', 'in', ids).execute();
     const counts: Record<string, number> = {};
     for (const row of rows) counts[row.status] = (counts[row.status] ?? 0) + 1;
     return counts;
@@ -181,7 +181,7 @@ describe.each(STORE_KINDS)('sender accounts are isolated from each other (%s)', 
     const badTokenWorkspace = await connect(target, badToken!);
     // Rows as an older gateway could have stored them, before the operator verbs checked credentials.
     const masterKey = target.config.masterKey!;
-    const db = target.runtime.deps.store.db;
+    const db = target.runtime.store.db;
     await db.updateTable('sender_accounts').set({ encrypted_app_secret: encryptSecret('app-secret\nwith a line break', masterKey) }).where('oa_id', '=', badSecret!.oaId).execute();
     await db
       .updateTable('sender_accounts')
@@ -232,7 +232,7 @@ describe.each(STORE_KINDS)('sender accounts are isolated from each other (%s)', 
     });
     const stuckWorkspace = await connect(target, stuck!);
     const flowingWorkspace = await connect(target, flowing!);
-    const db = target.runtime.deps.store.db;
+    const db = target.runtime.store.db;
     // Another process took the account's token refresh and froze: its sends wait for that refresh.
     await db.updateTable('sender_accounts').set({ token_refresh_lease_until: Date.now() + 600_000 }).where('oa_id', '=', stuck!.oaId).execute();
 

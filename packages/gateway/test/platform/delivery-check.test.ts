@@ -1,5 +1,5 @@
 /**
- * The delivery check (services/delivery-checks.ts): when the platform's delivery event never comes,
+ * The delivery check (workers/delivery-checks/engine.ts): when the platform's delivery event never comes,
  * a worker asks ZNS's status endpoint about the overdue sent message by its provider msg_id. Delivered
  * there → delivered here, with the platform's delivery time and one customer report; a late event
  * for it changes nothing more. Not delivered → it stays sent and is asked again later.
@@ -57,7 +57,7 @@ describe.each(STORE_KINDS)('delivery check through the platform status endpoint 
   it('leaves a message the platform has not delivered sent, and notes that it asked', async () => {
     const id = await stack.send({ phone: '0912345999' });
     const checked = await waitFor(
-      () => stack.gateway.runtime.deps.store.db.selectFrom('messages').select(['status', 'status_checked_at']).where('id', '=', id).executeTakeFirstOrThrow(),
+      () => stack.gateway.runtime.store.db.selectFrom('messages').select(['status', 'status_checked_at']).where('id', '=', id).executeTakeFirstOrThrow(),
       (row) => row.status_checked_at !== null,
       'the delivery check to ask about the message',
     );

@@ -155,7 +155,7 @@ describe.each(STORE_KINDS)('dispatch to the platform (%s)', (kind) => {
     expect(response.body.accepted).toBe(1);
     const id = response.body.results[0].msg_id;
     expect(await settled(id)).toMatchObject({ status: 'sent', phone: null, carrier: null });
-    const row = await gateway.runtime.deps.store.db.selectFrom('messages').select(['phone', 'rsa_phone']).where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await gateway.runtime.store.db.selectFrom('messages').select(['phone', 'rsa_phone']).where('id', '=', id).executeTakeFirstOrThrow();
     expect(row).toEqual({ phone: null, rsa_phone: null });
   });
 
@@ -182,14 +182,14 @@ describe.each(STORE_KINDS)('dispatch to the platform (%s)', (kind) => {
   it('sends again, once, a message whose worker died holding its claim when the platform shows no trace of it', async () => {
     const id = await send({ phone: '0912345617', send_at: new Date(Date.now() + 60_000).toISOString() });
     // Test setup: the row as a worker leaves it when it dies mid-round (claimed, lease run out).
-    await gateway.runtime.deps.store.db
+    await gateway.runtime.store.db
       .updateTable('messages')
       .set({ status: 'sending', attempts: 1, lease_expires_at: Date.now() - 1, due_at: Date.now() - 1 })
       .where('id', '=', id)
       .execute();
     // First it waits unconfirmed for a delivery event (the platform may have taken the send).
     await waitFor(
-      () => gateway.runtime.deps.store.db.selectFrom('messages').select(['status', 'unconfirmed_since']).where('id', '=', id).executeTakeFirstOrThrow(),
+      () => gateway.runtime.store.db.selectFrom('messages').select(['status', 'unconfirmed_since']).where('id', '=', id).executeTakeFirstOrThrow(),
       (row) => row.unconfirmed_since !== null,
       'the reconciler to mark the send unconfirmed',
     );

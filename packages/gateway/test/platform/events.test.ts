@@ -69,7 +69,7 @@ describe.each(STORE_KINDS)('POST /platform/zns/events (%s)', (kind) => {
   });
   afterAll(async () => gateway?.close());
 
-  const db = () => gateway.runtime.deps.store.db;
+  const db = () => gateway.runtime.store.db;
 
   async function connectWithSecret(workspaceId: string, oaId: string, app: string, oaSecret: string | null): Promise<void> {
     const response = await gateway.admin('PUT', `/workspaces/${workspaceId}/sender-accounts/${oaId}`, {
@@ -570,7 +570,7 @@ describe.each(STORE_KINDS)('delivery events from the simulator, end to end (%s)'
     const attempts = simulator.control.eventAttempts().filter((attempt) => attempt.msg_id === platformId);
     expect(attempts[0]).toMatchObject({ status: 200, ok: true });
 
-    const rows = await gateway.runtime.deps.store.db.selectFrom('webhook_deliveries').selectAll().where('message_id', '=', msgId).execute();
+    const rows = await gateway.runtime.store.db.selectFrom('webhook_deliveries').selectAll().where('message_id', '=', msgId).execute();
     expect(rows).toHaveLength(1);
     const body = JSON.parse(rows[0]!.body);
     expect(Object.keys(body)).toEqual(REPORT_KEYS);

@@ -118,7 +118,7 @@ describe.each(STORE_KINDS)('a platform frozen mid-dispatch (%s)', (kind) => {
     await new Promise((resolve) => setTimeout(resolve, FROZEN_MS));
     sim.child.kill('SIGCONT');
 
-    const db = target.runtime.deps.store.db;
+    const db = target.runtime.store.db;
     const delivered = async () => (await db.selectFrom('messages').select('id').where('id', 'in', ids).where('status', '=', 'delivered').execute()).length;
     await waitFor(delivered, (count) => count === MESSAGES, 'every message delivered');
 

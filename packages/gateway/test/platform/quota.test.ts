@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { signEvent, startSimulator, type RunningSimulator, type Seed } from '@tms/zns-sim';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MessageDispatcher } from '../../src/services/dispatch.ts';
+import { MessageDispatcher } from '../../src/workers/dispatch/engine.ts';
 import { STORE_KINDS, startTestGateway, type TestGateway, type TestResponse } from '../harness.ts';
 import { waitFor as waitUntil } from '../wait-for.ts';
 
@@ -119,7 +119,7 @@ describe.each(STORE_KINDS)('daily quota from the platform (%s)', (kind) => {
 
   /** Dispatches every due message to the simulator, round by round, as a worker would. */
   const dispatchAll = async (): Promise<void> => {
-    const dispatcher = new MessageDispatcher(gateway!.runtime.deps, gateway!.runtime.accessTokens);
+    const dispatcher = new MessageDispatcher(gateway!.runtime, gateway!.runtime.accessTokens);
     while ((await dispatcher.dispatchRound()) > 0);
   };
 

@@ -24,7 +24,7 @@ describe.each(STORE_KINDS)('dispatch queue reconciliation (%s)', (kind) => {
   });
   afterAll(async () => gateway?.close());
 
-  const store = () => gateway.runtime.deps.store;
+  const store = () => gateway.runtime.store;
 
   /** Accepts `count` messages (queued, due now) and returns their ids. */
   async function accept(count: number): Promise<string[]> {

@@ -6,10 +6,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { DEMO_SEED_PATH, startSimulator, type Faults, type RunningSimulator, type Seed, type SeedOa, type SeedTemplate } from '@tms/zns-sim';
+import type { Static } from 'typebox';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { AccessTokens } from '../../src/caches/access-tokens.ts';
+import type { TemplateSyncResultSchema } from '../../src/http/routes/admin/admin-schemas.ts';
+import { createContext } from '../../src/services/context.ts';
 import { DEMO_SENDER_ACCOUNT, DEMO_TEMPLATES } from '../../src/services/demo.ts';
-import { AccessTokens } from '../../src/services/platform-tokens.ts';
-import { syncTemplates, type TemplateSyncSummary } from '../../src/services/template-sync.ts';
+import { syncTemplates } from '../../src/services/template-sync.ts';
 import { templateSyncTask } from '../../src/workers/template-sync.ts';
 import { STORE_KINDS, SCOPES_ALL, startTestGateway, type TestGateway } from '../harness.ts';
 import { expectError } from '../api/helpers.ts';
@@ -127,7 +130,7 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
     return workspace.id;
   }
 
-  const sync = async (workspaceId: string, body?: unknown): Promise<{ workspace_id: string; accounts: TemplateSyncSummary[]; count: number }> =>
+  const sync = async (workspaceId: string, body?: unknown): Promise<Static<typeof TemplateSyncResultSchema>> =>
     ok(gateway.admin('POST', `/workspaces/${workspaceId}/templates/sync`, body));
 
   async function templates(workspaceId: string): Promise<Record<string, any>> {
@@ -136,7 +139,7 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
   }
 
   const rows = (workspaceId: string) =>
-    gateway.runtime.deps.store.db.selectFrom('templates').selectAll().where('workspace_id', '=', workspaceId).orderBy('template_id').execute();
+    gateway.runtime.store.db.selectFrom('templates').selectAll().where('workspace_id', '=', workspaceId).orderBy('template_id').execute();
 
   const platformParams = (template: SeedTemplate) =>
     template.params!.map((p) => ({ name: p.name, type: 'STRING', required: p.required ?? true, max_length: p.max_length, min_length: p.min_length ?? 0 }));
@@ -406,11 +409,13 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
       }
 
       // The OAuth host is down too while the access token needs a refresh.
-      await gateway.runtime.deps.store.db.updateTable('sender_accounts').set({ access_token_expires_at: 0 }).where('oa_id', '=', oa.oa_id).execute();
+      await gateway.runtime.store.db.updateTable('sender_accounts').set({ access_token_expires_at: 0 }).where('oa_id', '=', oa.oa_id).execute();
       sim.control.setFaults({ error_rate_5xx: 1, scope: 'all' });
-      const down = await syncTemplates(gateway.runtime.deps, new AccessTokens(gateway.runtime.deps), workspaceId);
+      // A token cache of its own, so the sync starts from the expired token in the row and must refresh.
+      const parts = { ...gateway.runtime, accessTokens: new AccessTokens(gateway.runtime) };
+      const down = await syncTemplates({ ctx: createContext(parts, { kind: 'operator' }), input: { workspaceId } });
       sim.control.clearFaults();
-      expect(down).toEqual([{ oa_id: oa.oa_id, created: 0, updated: 0, unchanged: 0, failed: [], error: expect.stringContaining('unavailable') }]);
+      expect(down).toEqual([{ oaId: oa.oa_id, created: 0, updated: 0, unchanged: 0, failed: [], error: expect.stringContaining('unavailable') }]);
       expect(await rows(workspaceId)).toEqual(before);
       expect((await gateway.admin('GET', `/workspaces/${workspaceId}/sender-accounts`)).body.sender_accounts[0]).toMatchObject({ status: 'connected', token_problem: null });
 
@@ -446,17 +451,17 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
   });
 
   it('the periodic task syncs every workspace with a connected sender account', async () => {
-    const deps = gateway.runtime.deps;
+    const { runtime } = gateway;
     // Earlier tests changed the simulator back; every connected account of every workspace is visited.
-    const task = templateSyncTask(deps, gateway.runtime.accessTokens, 60_000);
+    const task = templateSyncTask(runtime, 60_000);
     expect(task).toMatchObject({ name: 'template-sync', intervalMs: 60_000 });
-    const demoWorkspace = (await deps.store.db.selectFrom('sender_accounts').select('workspace_id').where('oa_id', '=', DEMO_OA).executeTakeFirstOrThrow()).workspace_id;
-    await deps.store.db.updateTable('templates').set({ name: 'stale' }).where('template_id', '=', '250003').execute();
+    const demoWorkspace = (await runtime.store.db.selectFrom('sender_accounts').select('workspace_id').where('oa_id', '=', DEMO_OA).executeTakeFirstOrThrow()).workspace_id;
+    await runtime.store.db.updateTable('templates').set({ name: 'stale' }).where('template_id', '=', '250003').execute();
     await task.run();
     expect((await templates(demoWorkspace))['250003'].name).toBe('Appointment reminder');
     // Same answer through the service directly: everything is now up to date.
-    const again = await syncTemplates(deps, gateway.runtime.accessTokens, demoWorkspace);
-    expect(again).toEqual([{ oa_id: DEMO_OA, created: 0, updated: 0, unchanged: 3, failed: [], error: null }]);
+    const again = await syncTemplates({ ctx: runtime.contextFor({ kind: 'operator' }), input: { workspaceId: demoWorkspace } });
+    expect(again).toEqual([{ oaId: DEMO_OA, created: 0, updated: 0, unchanged: 3, failed: [], error: null }]);
   });
 });
 

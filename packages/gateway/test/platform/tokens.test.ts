@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decryptSecret } from '../../src/lib/crypto.ts';
 import { createRuntime, type Runtime } from '../../src/main/runtime.ts';
 import { PlatformUnavailableError } from '../../src/platform/zns-client.ts';
-import { AccessTokens, ReloginRequiredError, type AccessTokenDependencies } from '../../src/services/platform-tokens.ts';
+import { AccessTokens, ReloginRequiredError, type AccessTokenDependencies } from '../../src/caches/access-tokens.ts';
 import { STORE_KINDS, startTestGateway, type TestGateway } from '../harness.ts';
 
 const OA_COUNT = 24;
@@ -64,7 +64,7 @@ describe.each(STORE_KINDS)('access tokens on %s', (kind) => {
     await sim?.close();
   });
 
-  const deps = (): AccessTokenDependencies => gateway.runtime.deps;
+  const deps = (): AccessTokenDependencies => gateway.runtime;
   const masterKey = (): Buffer => gateway.config.masterKey!;
 
   /** A simulator OA not used by any other test. */
@@ -97,11 +97,11 @@ describe.each(STORE_KINDS)('access tokens on %s', (kind) => {
   const refusals = (): number => sim.control.stats().tokens.token_requests_rejected;
 
   async function row(oaId: string) {
-    return gateway.runtime.deps.store.db.selectFrom('sender_accounts').selectAll().where('oa_id', '=', oaId).executeTakeFirstOrThrow();
+    return gateway.runtime.store.db.selectFrom('sender_accounts').selectAll().where('oa_id', '=', oaId).executeTakeFirstOrThrow();
   }
 
   async function setRow(oaId: string, changes: { access_token_expires_at?: number | null; token_refresh_lease_until?: number | null }): Promise<void> {
-    await gateway.runtime.deps.store.db.updateTable('sender_accounts').set(changes).where('oa_id', '=', oaId).execute();
+    await gateway.runtime.store.db.updateTable('sender_accounts').set(changes).where('oa_id', '=', oaId).execute();
   }
 
   async function operatorView(oaId: string) {
@@ -112,7 +112,7 @@ describe.each(STORE_KINDS)('access tokens on %s', (kind) => {
 
   /** A real send with the token: the platform accepts it or answers its error code. */
   async function sendWith(runtime: Runtime, oa: TestOa, token: string) {
-    return runtime.deps.platform.sendMessage(token, {
+    return runtime.platform.sendMessage(token, {
       kind: 'plain',
       recipient: '84912345678',
       templateId: oa.templateId,
@@ -239,8 +239,8 @@ describe.each(STORE_KINDS)('access tokens on %s', (kind) => {
     try {
       sim.control.setFaults({ latency_ms: 150, scope: 'all' });
       const before = refreshes();
-      const inFirst = new AccessTokens(first.deps, { waitStepMs: 10 });
-      const inSecond = new AccessTokens(second.deps, { waitStepMs: 10 });
+      const inFirst = new AccessTokens(first, { waitStepMs: 10 });
+      const inSecond = new AccessTokens(second, { waitStepMs: 10 });
       let tokens: string[];
       try {
         tokens = await Promise.all([

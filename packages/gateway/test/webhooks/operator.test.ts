@@ -198,7 +198,8 @@ describe.each(STORE_KINDS)('webhook deliveries, the operator side (%s)', (kind) 
     const usage = await runTms(['admin', 'webhooks', 'redeliver-failed'], cliEnv);
     expect(usage.code).toBe(1);
     expect(usage.stderr).toMatch(/--since is required/);
-  });
+    // Seven `tms` processes, each starting Node and opening the store: more than the default 30 s on a busy machine.
+  }, 120_000);
 
   it('purges finished reports and their attempt logs after the retention period, never pending ones', async () => {
     const deliveredId = await stack.send();
@@ -211,14 +212,15 @@ describe.each(STORE_KINDS)('webhook deliveries, the operator side (%s)', (kind) 
     expect(pending.status).toBe('pending');
 
     // Last in this suite: it purges what the tests above finished. Today nothing is old enough; the worker's hourly task runs the same function.
-    const { deps } = stack.gateway.runtime;
-    await purgeFinishedWebhookDeliveries(deps);
+    const { runtime } = stack.gateway;
+    const maintenance = runtime.contextFor({ kind: 'task', task: 'maintenance' });
+    await purgeFinishedWebhookDeliveries({ ctx: maintenance, input: {} });
     expect((await stack.gateway.admin('GET', `/webhook-deliveries/${delivered.id}`)).status).toBe(200);
 
-    const afterRetention = { ...deps, clock: () => Date.now() + (deps.config.webhooks.retentionDays + 1) * 24 * 60 * 60 * 1000 };
-    expect(await purgeFinishedWebhookDeliveries(afterRetention)).toBeGreaterThanOrEqual(1);
+    const afterRetention = { ...maintenance, clock: () => Date.now() + (runtime.config.webhooks.retentionDays + 1) * 24 * 60 * 60 * 1000 };
+    expect(await purgeFinishedWebhookDeliveries({ ctx: afterRetention, input: {} })).toBeGreaterThanOrEqual(1);
     expectError(await stack.gateway.admin('GET', `/webhook-deliveries/${delivered.id}`), 'webhook_delivery_not_found');
-    const attemptsLeft = await deps.store.db.selectFrom('webhook_attempts').select('id').where('delivery_id', '=', delivered.id).execute();
+    const attemptsLeft = await runtime.store.db.selectFrom('webhook_attempts').select('id').where('delivery_id', '=', delivered.id).execute();
     expect(attemptsLeft).toEqual([]);
     expect((await deliveryOf(pendingId)).status).toBe('pending');
     expect((await stack.gateway.admin('PATCH', `/api-keys/${pendingKey.id}`, { webhook_url: null })).status).toBe(200);

@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { safeEqual } from '../../lib/crypto.ts';
-import type { ApiKeyAuthenticator, AuthenticatedKey, Scope } from '../../services/authentication.ts';
+import { authenticateApiKey, type AuthenticatedKey, type Scope } from '../../services/authentication.ts';
 import { ApiError } from '../../services/errors.ts';
-import type { RateLimiter } from './rate-limit.ts';
+import { requestLog, type RouteDependencies } from '../route-support.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -22,10 +22,11 @@ function presentedApiKey(request: FastifyRequest): string | undefined {
  * it as their onRequest hook, before the body is read and validated: a caller without a good key
  * learns nothing about its request, and invalid requests count against the rate limit too.
  */
-export function requireScope(authenticator: ApiKeyAuthenticator, limiter: RateLimiter, scope: Scope) {
+export function requireScope(route: RouteDependencies, scope: Scope) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const caller = await authenticator.authenticate(presentedApiKey(request), scope);
-    const limit = limiter.take(caller.apiKeyId, caller.rateLimitPerSecond);
+    const ctx = route.contextFor({ kind: 'anonymous' }, requestLog(request));
+    const caller = await authenticateApiKey({ ctx, input: { presentedKey: presentedApiKey(request), scope } });
+    const limit = route.limiter.take(caller.apiKeyId, caller.rateLimitPerSecond);
     reply.header('x-ratelimit-limit', String(limit.limit));
     reply.header('x-ratelimit-remaining', String(limit.remaining));
     if (limit.retryAfterSeconds > 0) {

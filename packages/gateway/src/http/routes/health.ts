@@ -1,7 +1,6 @@
-import { sql } from 'kysely';
 import { Type } from 'typebox';
-import type { App, RouteDependencies } from '../route-support.ts';
-import { sendError } from '../plugins/errors.ts';
+import { requestLog, type App, type RouteDependencies } from '../route-support.ts';
+import { checkReadiness } from '../../services/health.ts';
 import { GATEWAY_FAILURES } from '../openapi/common-errors.ts';
 
 /** Every route refuses an HTTP/1.1 request without Host (protocol-errors.ts); probes are the ones likely to forget it. */
@@ -45,22 +44,9 @@ export function registerHealth(app: App, route: RouteDependencies): void {
         'x-error-messages': PROBE_ERROR_MESSAGES,
       },
     },
-    async (request, reply) => {
-      try {
-        await sql`SELECT 1`.execute(route.deps.store.db);
-      } catch (error) {
-        request.log.warn({ err: error }, 'store not reachable');
-        return sendError(reply, 'service_unavailable', 'store not reachable');
-      }
-      // A worker loop of this process that stopped completing rounds (services/loop-health.ts):
-      // the process answers, but the work it exists for does not move.
-      const stalled = route.deps.metrics.loops.stalled(route.deps.clock());
-      if (stalled.length > 0) {
-        const described = stalled.map((loop) => `${loop.loop} (${Math.round(loop.ageMs / 1000)} s without a round, limit ${Math.round(loop.boundMs / 1000)} s)`);
-        request.log.warn({ stalled }, 'worker loop stalled');
-        return sendError(reply, 'service_unavailable', `worker loop stalled: ${described.join(', ')}`);
-      }
-      return { status: 'ready', store: route.deps.store.dialect };
+    async (request) => {
+      const readiness = await checkReadiness({ ctx: route.contextFor({ kind: 'anonymous' }, requestLog(request)), input: {} });
+      return { status: 'ready', store: readiness.store };
     },
   );
 }

@@ -1,10 +1,11 @@
 import { requireAdmin } from '../plugins/guards.ts';
-import type { App, RouteDependencies } from '../route-support.ts';
+import { operatorContextOf, type App, type RouteDependencies } from '../route-support.ts';
+import { renderMetrics } from '../../services/health.ts';
 import { OPERATOR_ERRORS } from '../openapi/common-errors.ts';
 
 /** GET /metrics: Prometheus text format, behind the operator token (queue and error figures are operational data). */
 export function registerMetrics(app: App, route: RouteDependencies): void {
-  const adminToken = route.deps.config.adminToken;
+  const adminToken = route.config.adminToken;
   if (!adminToken) throw new Error('/metrics needs an admin token');
   const schema = {
     tags: ['Operations'],
@@ -31,8 +32,8 @@ export function registerMetrics(app: App, route: RouteDependencies): void {
     },
     'x-error-types': OPERATOR_ERRORS,
   };
-  app.get('/metrics', { schema, onRequest: requireAdmin(adminToken) }, async (_request, reply) => {
-    const { contentType, body } = await route.deps.metrics.render();
+  app.get('/metrics', { schema, onRequest: requireAdmin(adminToken) }, async (request, reply) => {
+    const { contentType, body } = await renderMetrics({ ctx: operatorContextOf(request, route), input: {} });
     return reply.type(contentType).send(body);
   });
 }

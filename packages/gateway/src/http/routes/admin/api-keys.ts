@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
-import { changeApiKey, createApiKey, listApiKeys } from '../../../services/admin.ts';
-import type { App, RouteDependencies } from '../../route-support.ts';
+import { changeApiKey, createApiKey, listApiKeys } from '../../../services/admin/api-keys.ts';
+import { presentApiKey, presentApiKeyList, presentCreatedApiKey } from '../../presenters/api-keys.ts';
+import { operatorContextOf, type App, type RouteDependencies } from '../../route-support.ts';
 import { Nullable } from '../../schemas.ts';
 import { JSON_BODY_ERRORS, OPERATOR_ERRORS, PATH_PARAMETER_ERRORS } from '../../openapi/common-errors.ts';
 import { EXAMPLE } from '../../openapi/example-data.ts';
@@ -11,7 +12,6 @@ const tags = ['API keys'];
 const WebhookUrl = Type.String({ maxLength: 2048, description: 'Delivery-report URL, http(s); private addresses refused unless TMS_WEBHOOK_ALLOW_PRIVATE' });
 
 export function registerAdminApiKeys(app: App, route: RouteDependencies): void {
-  const { admin } = route;
   app.post(
     '/admin/v1/workspaces/:id/api-keys',
     {
@@ -44,7 +44,10 @@ export function registerAdminApiKeys(app: App, route: RouteDependencies): void {
         'x-error-types': [...JSON_BODY_ERRORS, 'workspace_not_found', ...PATH_PARAMETER_ERRORS, ...OPERATOR_ERRORS],
       },
     },
-    async (request, reply) => reply.code(201).send(await createApiKey(admin, request.params.id, request.body)),
+    async (request, reply) => {
+      const created = await createApiKey({ ctx: operatorContextOf(request, route), input: { ...request.body, workspaceId: request.params.id } });
+      return reply.code(201).send(presentCreatedApiKey(created));
+    },
   );
   app.get(
     '/admin/v1/workspaces/:id/api-keys',
@@ -76,7 +79,7 @@ export function registerAdminApiKeys(app: App, route: RouteDependencies): void {
         'x-error-types': ['workspace_not_found', ...PATH_PARAMETER_ERRORS, ...OPERATOR_ERRORS],
       },
     },
-    async (request) => listApiKeys(admin, request.params.id),
+    async (request) => presentApiKeyList(await listApiKeys({ ctx: operatorContextOf(request, route), input: { workspaceId: request.params.id } })),
   );
   app.post(
     '/admin/v1/api-keys/:id/revoke',
@@ -93,7 +96,7 @@ export function registerAdminApiKeys(app: App, route: RouteDependencies): void {
         'x-error-types': ['api_key_not_found', ...PATH_PARAMETER_ERRORS, ...OPERATOR_ERRORS],
       },
     },
-    async (request) => changeApiKey(admin, request.params.id, { revoke: true }),
+    async (request) => presentApiKey(await changeApiKey({ ctx: operatorContextOf(request, route), input: { id: request.params.id, revoke: true } })),
   );
   app.patch(
     '/admin/v1/api-keys/:id',
@@ -119,6 +122,6 @@ export function registerAdminApiKeys(app: App, route: RouteDependencies): void {
         'x-error-types': [...JSON_BODY_ERRORS, 'api_key_not_found', ...PATH_PARAMETER_ERRORS, ...OPERATOR_ERRORS],
       },
     },
-    async (request) => changeApiKey(admin, request.params.id, request.body),
+    async (request) => presentApiKey(await changeApiKey({ ctx: operatorContextOf(request, route), input: { ...request.body, id: request.params.id } })),
   );
 }

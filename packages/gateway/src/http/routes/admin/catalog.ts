@@ -1,8 +1,10 @@
 import { Type } from 'typebox';
-import { connectSenderAccount, listSenderAccounts, listWorkspaceTemplates, registerTemplate } from '../../../services/admin.ts';
-import { AccessTokens } from '../../../services/platform-tokens.ts';
+import { connectSenderAccount, listSenderAccounts } from '../../../services/admin/sender-accounts.ts';
+import { listWorkspaceTemplates, registerTemplate } from '../../../services/admin/templates.ts';
 import { syncTemplates } from '../../../services/template-sync.ts';
-import type { App, RouteDependencies } from '../../route-support.ts';
+import { presentRegisteredTemplate, presentTemplateList, presentTemplateSync } from '../../presenters/admin-templates.ts';
+import { presentSenderAccount, presentSenderAccountList } from '../../presenters/sender-accounts.ts';
+import { operatorContextOf, type App, type RouteDependencies } from '../../route-support.ts';
 import { MAX_COUNT, MAX_INT32, MAX_PRICE_VND } from '../../../lib/limits.ts';
 import { Nullable } from '../../schemas.ts';
 import { JSON_BODY_ERRORS, OPERATOR_ERRORS, PATH_PARAMETER_ERRORS } from '../../openapi/common-errors.ts';
@@ -15,7 +17,6 @@ const tags = ['Sender accounts and templates'];
 const WORKSPACE_ERRORS = ['workspace_not_found', ...PATH_PARAMETER_ERRORS, ...OPERATOR_ERRORS] as const;
 
 export function registerAdminCatalog(app: App, route: RouteDependencies): void {
-  const { admin } = route;
   app.put(
     '/admin/v1/workspaces/:id/sender-accounts/:oa_id',
     {
@@ -57,7 +58,10 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
         'x-error-types': [...JSON_BODY_ERRORS, 'sender_account_taken', ...WORKSPACE_ERRORS],
       },
     },
-    async (request) => connectSenderAccount(admin, request.params.id, { ...request.body, oa_id: request.params.oa_id }),
+    async (request) => {
+      const input = { ...request.body, oa_id: request.params.oa_id, workspaceId: request.params.id };
+      return presentSenderAccount(await connectSenderAccount({ ctx: operatorContextOf(request, route), input }));
+    },
   );
   app.get(
     '/admin/v1/workspaces/:id/sender-accounts',
@@ -96,7 +100,7 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
         'x-error-types': WORKSPACE_ERRORS,
       },
     },
-    async (request) => listSenderAccounts(admin, request.params.id),
+    async (request) => presentSenderAccountList(await listSenderAccounts({ ctx: operatorContextOf(request, route), input: { workspaceId: request.params.id } })),
   );
   app.put(
     '/admin/v1/workspaces/:id/templates/:template_id',
@@ -149,7 +153,10 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
         'x-error-types': [...JSON_BODY_ERRORS, 'sender_account_not_found', 'template_taken', ...WORKSPACE_ERRORS],
       },
     },
-    async (request) => registerTemplate(admin, request.params.id, { ...request.body, template_id: request.params.template_id }),
+    async (request) => {
+      const input = { ...request.body, template_id: request.params.template_id, workspaceId: request.params.id };
+      return presentRegisteredTemplate(await registerTemplate({ ctx: operatorContextOf(request, route), input }));
+    },
   );
   app.get(
     '/admin/v1/workspaces/:id/templates',
@@ -167,9 +174,8 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
         'x-error-types': WORKSPACE_ERRORS,
       },
     },
-    async (request) => listWorkspaceTemplates(admin, request.params.id),
+    async (request) => presentTemplateList(await listWorkspaceTemplates({ ctx: operatorContextOf(request, route), input: { workspaceId: request.params.id } })),
   );
-  const tokens = route.accessTokens ?? new AccessTokens(route.deps);
   app.post(
     '/admin/v1/workspaces/:id/templates/sync',
     {
@@ -210,8 +216,9 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
       },
     },
     async (request) => {
-      const accounts = await syncTemplates(route.deps, tokens, request.params.id, request.body.oa_id);
-      return { workspace_id: request.params.id, accounts, count: accounts.length };
+      const workspaceId = request.params.id;
+      const summaries = await syncTemplates({ ctx: operatorContextOf(request, route), input: { workspaceId, oaId: request.body.oa_id } });
+      return presentTemplateSync(workspaceId, summaries);
     },
   );
 }

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { getWebhookDelivery, listWebhookDeliveries, redeliverFailedWebhooks, redeliverWebhook } from '../../../services/webhook-deliveries.ts';
-import type { App, RouteDependencies } from '../../route-support.ts';
+import { presentDeliveryList, presentDeliveryWithLog, presentFailedRedelivery } from '../../presenters/webhook-deliveries.ts';
+import { operatorContextOf, type App, type RouteDependencies } from '../../route-support.ts';
 import { JSON_BODY_ERRORS, OPERATOR_ERRORS, PATH_PARAMETER_ERRORS } from '../../openapi/common-errors.ts';
 import { EXAMPLE } from '../../openapi/example-data.ts';
 import { DELIVERED_WEBHOOK, REDELIVERED_WEBHOOK_DETAIL, WEBHOOK_DELIVERY, WEBHOOK_DELIVERY_DETAIL } from '../../openapi/operator-examples.ts';
@@ -14,7 +15,6 @@ const IsoTime = (description: string) => Type.String({ minLength: 1, maxLength: 
 
 /** Delivery-report webhooks: the outbox, each delivery's attempt log, and redelivery. */
 export function registerAdminWebhookDeliveries(app: App, route: RouteDependencies): void {
-  const { admin } = route;
   app.get(
     '/admin/v1/webhook-deliveries',
     {
@@ -44,7 +44,7 @@ export function registerAdminWebhookDeliveries(app: App, route: RouteDependencie
         'x-error-types': ['invalid_request', 'invalid_date_range', ...OPERATOR_ERRORS],
       },
     },
-    async (request) => listWebhookDeliveries(admin, request.query),
+    async (request) => presentDeliveryList(await listWebhookDeliveries({ ctx: operatorContextOf(request, route), input: request.query })),
   );
   app.post(
     '/admin/v1/webhook-deliveries/redeliver-failed',
@@ -73,7 +73,7 @@ export function registerAdminWebhookDeliveries(app: App, route: RouteDependencie
         'x-error-types': [...JSON_BODY_ERRORS, 'invalid_date_range', ...OPERATOR_ERRORS],
       },
     },
-    async (request) => redeliverFailedWebhooks(admin, request.body),
+    async (request) => presentFailedRedelivery(await redeliverFailedWebhooks({ ctx: operatorContextOf(request, route), input: request.body })),
   );
   app.get(
     '/admin/v1/webhook-deliveries/:id',
@@ -91,7 +91,7 @@ export function registerAdminWebhookDeliveries(app: App, route: RouteDependencie
         'x-error-types': DELIVERY_ERRORS,
       },
     },
-    async (request) => getWebhookDelivery(admin, request.params.id),
+    async (request) => presentDeliveryWithLog(await getWebhookDelivery({ ctx: operatorContextOf(request, route), input: { id: request.params.id } })),
   );
   app.post(
     '/admin/v1/webhook-deliveries/:id/redeliver',
@@ -107,6 +107,6 @@ export function registerAdminWebhookDeliveries(app: App, route: RouteDependencie
         'x-error-types': ['webhook_delivery_pending', 'webhook_delivery_not_redeliverable', ...DELIVERY_ERRORS],
       },
     },
-    async (request) => redeliverWebhook(admin, request.params.id),
+    async (request) => presentDeliveryWithLog(await redeliverWebhook({ ctx: operatorContextOf(request, route), input: { id: request.params.id } })),
   );
 }

@@ -1,6 +1,8 @@
 import { Type } from 'typebox';
-import { changeWorkspace, createWorkspace, getWorkspace, listWorkspaces, readWallet, topUp } from '../../../services/admin.ts';
-import type { App, RouteDependencies } from '../../route-support.ts';
+import { readWallet, topUp } from '../../../services/admin/wallets.ts';
+import { changeWorkspace, createWorkspace, getWorkspace, listWorkspaces } from '../../../services/admin/workspaces.ts';
+import { presentTopUp, presentWallet, presentWorkspace, presentWorkspaceList } from '../../presenters/workspaces.ts';
+import { operatorContextOf, type App, type RouteDependencies } from '../../route-support.ts';
 import { Nullable } from '../../schemas.ts';
 import { JSON_BODY_ERRORS, OPERATOR_ERRORS, PATH_PARAMETER_ERRORS } from '../../openapi/common-errors.ts';
 import { EXAMPLE } from '../../openapi/example-data.ts';
@@ -14,7 +16,6 @@ const WORKSPACE_ERRORS = ['workspace_not_found', ...PATH_PARAMETER_ERRORS, ...OP
 const workspaceExample = { 'x-parameter-examples': { id: EXAMPLE.workspaceId } };
 
 export function registerAdminWorkspaces(app: App, route: RouteDependencies): void {
-  const { admin } = route;
   app.post(
     '/admin/v1/workspaces',
     {
@@ -34,7 +35,10 @@ export function registerAdminWorkspaces(app: App, route: RouteDependencies): voi
         'x-error-types': [...JSON_BODY_ERRORS, ...OPERATOR_ERRORS],
       },
     },
-    async (request, reply) => reply.code(201).send(await createWorkspace(admin, request.body)),
+    async (request, reply) => {
+      const workspace = await createWorkspace({ ctx: operatorContextOf(request, route), input: request.body });
+      return reply.code(201).send(presentWorkspace(workspace));
+    },
   );
   app.get(
     '/admin/v1/workspaces',
@@ -63,7 +67,7 @@ export function registerAdminWorkspaces(app: App, route: RouteDependencies): voi
         'x-error-types': ['invalid_request', ...OPERATOR_ERRORS],
       },
     },
-    async (request) => listWorkspaces(admin, request.query),
+    async (request) => presentWorkspaceList(await listWorkspaces({ ctx: operatorContextOf(request, route), input: request.query })),
   );
   app.get(
     '/admin/v1/workspaces/:id',
@@ -79,7 +83,7 @@ export function registerAdminWorkspaces(app: App, route: RouteDependencies): voi
         'x-error-types': WORKSPACE_ERRORS,
       },
     },
-    async (request) => getWorkspace(admin, request.params.id),
+    async (request) => presentWorkspace(await getWorkspace({ ctx: operatorContextOf(request, route), input: { id: request.params.id } })),
   );
   for (const [action, status] of [['suspend', 'suspended'], ['resume', 'active']] as const) {
     app.post(
@@ -98,7 +102,7 @@ export function registerAdminWorkspaces(app: App, route: RouteDependencies): voi
           'x-error-types': WORKSPACE_ERRORS,
         },
       },
-      async (request) => changeWorkspace(admin, request.params.id, { status }),
+      async (request) => presentWorkspace(await changeWorkspace({ ctx: operatorContextOf(request, route), input: { id: request.params.id, status } })),
     );
   }
   app.put(
@@ -117,7 +121,10 @@ export function registerAdminWorkspaces(app: App, route: RouteDependencies): voi
         'x-error-types': [...JSON_BODY_ERRORS, ...WORKSPACE_ERRORS],
       },
     },
-    async (request) => changeWorkspace(admin, request.params.id, { message_cap: request.body.message_cap }),
+    async (request) => {
+      const input = { id: request.params.id, message_cap: request.body.message_cap };
+      return presentWorkspace(await changeWorkspace({ ctx: operatorContextOf(request, route), input }));
+    },
   );
   app.post(
     '/admin/v1/workspaces/:id/wallet/top-ups',
@@ -135,7 +142,10 @@ export function registerAdminWorkspaces(app: App, route: RouteDependencies): voi
         'x-error-types': [...JSON_BODY_ERRORS, ...WORKSPACE_ERRORS],
       },
     },
-    async (request, reply) => reply.code(201).send(await topUp(admin, request.params.id, request.body)),
+    async (request, reply) => {
+      const entry = await topUp({ ctx: operatorContextOf(request, route), input: { ...request.body, workspaceId: request.params.id } });
+      return reply.code(201).send(presentTopUp(entry));
+    },
   );
   app.get(
     '/admin/v1/workspaces/:id/wallet',
@@ -159,6 +169,6 @@ export function registerAdminWorkspaces(app: App, route: RouteDependencies): voi
         'x-error-types': ['invalid_request', ...WORKSPACE_ERRORS],
       },
     },
-    async (request) => readWallet(admin, request.params.id, request.query),
+    async (request) => presentWallet(await readWallet({ ctx: operatorContextOf(request, route), input: { ...request.query, workspaceId: request.params.id } })),
   );
 }

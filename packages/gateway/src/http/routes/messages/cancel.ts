@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { requireScope } from '../../plugins/guards.ts';
-import { contextOf, idempotencyOf, sendServiceResponse, type App, type RouteDependencies } from '../../route-support.ts';
+import { apiContextOf, idempotencyOf, sendIdempotent, type App, type RouteDependencies } from '../../route-support.ts';
 import { API_KEY_ERRORS, IDEMPOTENCY_ERRORS, PATH_PARAMETER_ERRORS } from '../../openapi/common-errors.ts';
 import { EXAMPLE } from '../../openapi/example-data.ts';
 import { cancelMessage } from '../../../services/messages.ts';
@@ -25,9 +25,11 @@ export function registerCancelMessage(app: App, route: RouteDependencies): void 
         },
         'x-error-types': ['message_not_found', 'message_not_queued', ...PATH_PARAMETER_ERRORS, ...IDEMPOTENCY_ERRORS, ...API_KEY_ERRORS],
       },
-      onRequest: requireScope(route.authenticator, route.limiter, 'messages:send'),
+      onRequest: requireScope(route, 'messages:send'),
     },
-    async (request, reply) =>
-      sendServiceResponse(reply, await cancelMessage({ ctx: contextOf(request, route.deps), id: request.params.id, idempotency: idempotencyOf(request) })),
+    async (request, reply) => {
+      const outcome = await cancelMessage({ ctx: apiContextOf(request, route), input: { id: request.params.id, idempotency: idempotencyOf(request) } });
+      return sendIdempotent(reply, 200, outcome, { cancelled: true as const, msg_id: outcome.result.messageId });
+    },
   );
 }

@@ -1,10 +1,11 @@
 import { Type } from 'typebox';
 import { requireScope } from '../../plugins/guards.ts';
-import { contextOf, type App, type RouteDependencies } from '../../route-support.ts';
+import { apiContextOf, type App, type RouteDependencies } from '../../route-support.ts';
 import { API_KEY_ERRORS, PATH_PARAMETER_ERRORS } from '../../openapi/common-errors.ts';
 import { EXAMPLE, MESSAGE_RECORDS } from '../../openapi/example-data.ts';
 import { getMessage } from '../../../services/messages.ts';
 import { MessageRecord } from './shared-schemas.ts';
+import { presentMessage } from '../../presenters/messages.ts';
 
 export function registerGetMessage(app: App, route: RouteDependencies): void {
   app.get(
@@ -29,8 +30,8 @@ export function registerGetMessage(app: App, route: RouteDependencies): void {
         },
         'x-error-types': ['message_not_found', ...PATH_PARAMETER_ERRORS, ...API_KEY_ERRORS],
       },
-      onRequest: requireScope(route.authenticator, route.limiter, 'messages:read'),
+      onRequest: requireScope(route, 'messages:read'),
     },
-    async (request) => getMessage({ ctx: contextOf(request, route.deps), id: request.params.id }),
+    async (request) => presentMessage(await getMessage({ ctx: apiContextOf(request, route), input: { id: request.params.id } })),
   );
 }

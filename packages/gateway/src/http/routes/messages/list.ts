@@ -1,10 +1,11 @@
 import { Type } from 'typebox';
 import { requireScope } from '../../plugins/guards.ts';
-import { contextOf, type App, type RouteDependencies } from '../../route-support.ts';
+import { apiContextOf, type App, type RouteDependencies } from '../../route-support.ts';
 import { API_KEY_ERRORS } from '../../openapi/common-errors.ts';
 import { MESSAGE_RECORDS } from '../../openapi/example-data.ts';
 import { MAX_INT32 } from '../../../lib/limits.ts';
 import { listMessages } from '../../../services/messages.ts';
+import { presentMessagePage } from '../../presenters/messages.ts';
 import { MessageRecord, MessageStatusSchema } from './shared-schemas.ts';
 
 const ListQuery = Type.Object(
@@ -59,8 +60,8 @@ export function registerListMessages(app: App, route: RouteDependencies): void {
         },
         'x-error-types': ['invalid_request', 'invalid_date_range', ...API_KEY_ERRORS],
       },
-      onRequest: requireScope(route.authenticator, route.limiter, 'messages:read'),
+      onRequest: requireScope(route, 'messages:read'),
     },
-    async (request) => listMessages({ ctx: contextOf(request, route.deps), query: request.query }),
+    async (request) => presentMessagePage(await listMessages({ ctx: apiContextOf(request, route), input: request.query })),
   );
 }

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { requireScope } from '../../plugins/guards.ts';
-import { contextOf, idempotencyOf, sendServiceResponse, type App, type RouteDependencies } from '../../route-support.ts';
+import { apiContextOf, idempotencyOf, sendIdempotent, type App, type RouteDependencies } from '../../route-support.ts';
+import { presentAcceptedRecipients } from '../../presenters/messages.ts';
 import { TemplateData, TrackingId } from '../../schemas.ts';
 import { ACCEPTANCE_ERRORS } from '../../openapi/common-errors.ts';
 import { EXAMPLE } from '../../openapi/example-data.ts';
@@ -92,9 +93,11 @@ export function registerSendRsa(app: App, route: RouteDependencies): void {
           ...ACCEPTANCE_ERRORS,
         ],
       },
-      onRequest: requireScope(route.authenticator, route.limiter, 'messages:send'),
+      onRequest: requireScope(route, 'messages:send'),
     },
-    async (request, reply) =>
-      sendServiceResponse(reply, await sendRsa({ ctx: contextOf(request, route.deps), body: request.body, idempotency: idempotencyOf(request) })),
+    async (request, reply) => {
+      const outcome = await sendRsa({ ctx: apiContextOf(request, route), input: { ...request.body, idempotency: idempotencyOf(request) } });
+      return sendIdempotent(reply, 202, outcome, presentAcceptedRecipients(outcome.result));
+    },
   );
 }

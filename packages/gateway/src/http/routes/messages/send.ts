@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { requireScope } from '../../plugins/guards.ts';
-import { contextOf, idempotencyOf, sendServiceResponse, type App, type RouteDependencies } from '../../route-support.ts';
+import { apiContextOf, idempotencyOf, sendIdempotent, type App, type RouteDependencies } from '../../route-support.ts';
+import { presentAcceptedSend } from '../../presenters/messages.ts';
 import { DateTime, Nullable, TemplateData, TrackingId } from '../../schemas.ts';
 import { ACCEPTANCE_ERRORS } from '../../openapi/common-errors.ts';
 import { EXAMPLE } from '../../openapi/example-data.ts';
@@ -62,9 +63,11 @@ export function registerSendMessage(app: App, route: RouteDependencies): void {
           'missing_phone',
         ],
       },
-      onRequest: requireScope(route.authenticator, route.limiter, 'messages:send'),
+      onRequest: requireScope(route, 'messages:send'),
     },
-    async (request, reply) =>
-      sendServiceResponse(reply, await sendMessage({ ctx: contextOf(request, route.deps), body: request.body, idempotency: idempotencyOf(request) })),
+    async (request, reply) => {
+      const outcome = await sendMessage({ ctx: apiContextOf(request, route), input: { ...request.body, idempotency: idempotencyOf(request) } });
+      return sendIdempotent(reply, 202, outcome, presentAcceptedSend(outcome.result));
+    },
   );
 }

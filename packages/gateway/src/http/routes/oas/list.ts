@@ -1,9 +1,10 @@
 import { Type } from 'typebox';
 import { requireScope } from '../../plugins/guards.ts';
-import { contextOf, type App, type RouteDependencies } from '../../route-support.ts';
+import { apiContextOf, type App, type RouteDependencies } from '../../route-support.ts';
 import { API_KEY_ERRORS } from '../../openapi/common-errors.ts';
 import { EXAMPLE } from '../../openapi/example-data.ts';
 import { listOas } from '../../../services/catalog.ts';
+import { presentOa } from '../../presenters/catalog.ts';
 
 export function registerListOas(app: App, route: RouteDependencies): void {
   app.get(
@@ -30,8 +31,11 @@ export function registerListOas(app: App, route: RouteDependencies): void {
         },
         'x-error-types': [...API_KEY_ERRORS],
       },
-      onRequest: requireScope(route.authenticator, route.limiter, 'templates:read'),
+      onRequest: requireScope(route, 'templates:read'),
     },
-    async (request) => listOas({ ctx: contextOf(request, route.deps) }),
+    async (request) => {
+      const accounts = await listOas({ ctx: apiContextOf(request, route), input: {} });
+      return { oas: accounts.map(presentOa), count: accounts.length };
+    },
   );
 }

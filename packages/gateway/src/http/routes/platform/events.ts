@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Logger } from 'pino';
 import { Type } from 'typebox';
 import { ApiError } from '../../../services/errors.ts';
 import { receivePlatformEvent } from '../../../services/platform-events.ts';
-import type { App, RouteDependencies } from '../../route-support.ts';
+import { requestLog, type App, type RouteDependencies } from '../../route-support.ts';
+import type { PlatformCaller } from '../../../services/context.ts';
 import { GATEWAY_FAILURES } from '../../openapi/common-errors.ts';
 import { EXAMPLE } from '../../openapi/example-data.ts';
 import { parseJsonBody } from '../../plugins/json-body.ts';
@@ -33,6 +33,8 @@ function parseSigned(_request: FastifyRequest, body: string | Buffer, done: (err
  * the authentication. Registered in its own plugin context so that its body parsers (which keep
  * the raw bytes, whatever the Content-Type) do not replace the rest of the app's.
  */
+const PLATFORM: PlatformCaller = { kind: 'platform' };
+
 export async function registerPlatformEvents(app: App, route: RouteDependencies): Promise<void> {
   await app.register(async (scope: FastifyInstance) => {
     scope.removeAllContentTypeParsers();
@@ -94,13 +96,8 @@ export async function registerPlatformEvents(app: App, route: RouteDependencies)
         const body = request.body;
         if (!isSignedBody(body)) throw new ApiError('invalid_request', 'request body must be a JSON event');
         const signature = request.headers['x-zevent-signature'];
-        await receivePlatformEvent({
-          deps: route.deps,
-          log: request.log as unknown as Logger,
-          rawBody: body.raw,
-          event: body.json,
-          signature: typeof signature === 'string' ? signature : undefined,
-        });
+        const ctx = route.contextFor(PLATFORM, requestLog(request));
+        await receivePlatformEvent({ ctx, input: { rawBody: body.raw, event: body.json, signature: typeof signature === 'string' ? signature : undefined } });
         return { ok: true as const };
       },
     );

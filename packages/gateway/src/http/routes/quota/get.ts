@@ -1,10 +1,21 @@
 import { Type } from 'typebox';
 import { requireScope } from '../../plugins/guards.ts';
-import { contextOf, type App, type RouteDependencies } from '../../route-support.ts';
+import { apiContextOf, type App, type RouteDependencies } from '../../route-support.ts';
 import { Nullable } from '../../schemas.ts';
 import { API_KEY_ERRORS } from '../../openapi/common-errors.ts';
 import { EXAMPLE } from '../../openapi/example-data.ts';
 import { readQuota } from '../../../services/catalog.ts';
+import { presentQuota } from '../../presenters/catalog.ts';
+
+export const QuotaEntrySchema = Type.Object({
+  oa_id: Type.String(),
+  oa_name: Type.String(),
+  daily_quota: Type.Integer({ description: "The platform's daily quota (the account's tier); the configured one when `error` is set" }),
+  remaining: Type.Integer({ description: 'What can still be accepted today (never negative)' }),
+  used: Type.Integer({ description: 'Used today: other senders on the account plus everything accepted here for today' }),
+  reset_at: Type.String({ description: 'Next midnight, Vietnam time, e.g. 2026-11-22T00:00:00.000+07:00' }),
+  error: Nullable(Type.String({ description: "Why the platform's figures could not be read for this account" })),
+});
 
 export function registerGetQuota(app: App, route: RouteDependencies): void {
   app.get(
@@ -22,17 +33,7 @@ export function registerGetQuota(app: App, route: RouteDependencies): void {
         querystring: Type.Object({ oa_id: Type.Optional(Type.String()) }, { additionalProperties: false }),
         response: {
           200: Type.Object({
-            quotas: Type.Array(
-              Type.Object({
-                oa_id: Type.String(),
-                oa_name: Type.String(),
-                daily_quota: Type.Integer({ description: "The platform's daily quota (the account's tier); the configured one when `error` is set" }),
-                remaining: Type.Integer({ description: 'What can still be accepted today (never negative)' }),
-                used: Type.Integer({ description: 'Used today: other senders on the account plus everything accepted here for today' }),
-                reset_at: Type.String({ description: 'Next midnight, Vietnam time, e.g. 2026-11-22T00:00:00.000+07:00' }),
-                error: Nullable(Type.String({ description: "Why the platform's figures could not be read for this account" })),
-              }),
-            ),
+            quotas: Type.Array(QuotaEntrySchema),
             count: Type.Integer(),
           }),
         },
@@ -64,8 +65,11 @@ export function registerGetQuota(app: App, route: RouteDependencies): void {
         },
         'x-error-types': ['invalid_request', 'sender_account_not_found', ...API_KEY_ERRORS],
       },
-      onRequest: requireScope(route.authenticator, route.limiter, 'messages:read'),
+      onRequest: requireScope(route, 'messages:read'),
     },
-    async (request) => readQuota({ ctx: contextOf(request, route.deps), query: request.query }),
+    async (request) => {
+      const quotas = await readQuota({ ctx: apiContextOf(request, route), input: request.query });
+      return { quotas: quotas.map(presentQuota), count: quotas.length };
+    },
   );
 }

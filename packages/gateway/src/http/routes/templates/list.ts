@@ -1,9 +1,10 @@
 import { Type } from 'typebox';
 import { requireScope } from '../../plugins/guards.ts';
-import { contextOf, type App, type RouteDependencies } from '../../route-support.ts';
+import { apiContextOf, type App, type RouteDependencies } from '../../route-support.ts';
 import { API_KEY_ERRORS } from '../../openapi/common-errors.ts';
 import { EXAMPLE, ORDER_TEMPLATE, OTP_TEMPLATE } from '../../openapi/example-data.ts';
 import { listTemplates } from '../../../services/catalog.ts';
+import { presentTemplate } from '../../presenters/catalog.ts';
 import { TEMPLATE_STATUSES } from '../../../services/vocabulary.ts';
 
 export const TemplateStatusSchema = Type.Enum(TEMPLATE_STATUSES);
@@ -48,8 +49,11 @@ export function registerListTemplates(app: App, route: RouteDependencies): void 
         },
         'x-error-types': ['invalid_request', ...API_KEY_ERRORS],
       },
-      onRequest: requireScope(route.authenticator, route.limiter, 'templates:read'),
+      onRequest: requireScope(route, 'templates:read'),
     },
-    async (request) => listTemplates({ ctx: contextOf(request, route.deps), query: request.query }),
+    async (request) => {
+      const templates = await listTemplates({ ctx: apiContextOf(request, route), input: request.query });
+      return { templates: templates.map(presentTemplate), count: templates.length };
+    },
   );
 }

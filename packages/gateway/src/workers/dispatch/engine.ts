@@ -1,13 +1,14 @@
-import { sha256Hex } from '../lib/crypto.ts';
-import { Semaphore } from '../lib/semaphore.ts';
-import { nextVietnamMidnight } from '../lib/vietnam-time.ts';
-import { describePlatformError, GATEWAY_ERRORS, type PlatformError } from '../platform/error-catalogue.ts';
-import { InvalidPlatformRequestError, PlatformUnavailableError, type SendRequest, type UnknownOutcomeCause } from '../platform/zns-client.ts';
-import { claimDueMessages, recordDispatchOutcomes, reconcileExpiredClaims, type ClaimedMessage, type DispatchOutcome } from '../store/dispatch-queue.ts';
-import type { Dependencies } from './context.ts';
-import { ReloginRequiredError, type AccessTokens } from './platform-tokens.ts';
+import { sha256Hex } from '../../lib/crypto.ts';
+import { retryWrite } from '../../lib/retry-write.ts';
+import { Semaphore } from '../../lib/semaphore.ts';
+import { nextVietnamMidnight } from '../../lib/vietnam-time.ts';
+import { describePlatformError, GATEWAY_ERRORS, type PlatformError } from '../../platform/error-catalogue.ts';
+import { InvalidPlatformRequestError, PlatformUnavailableError, type SendRequest, type UnknownOutcomeCause } from '../../platform/zns-client.ts';
+import { claimDueMessages, recordDispatchOutcomes, reconcileExpiredClaims, type ClaimedMessage, type DispatchOutcome } from '../../store/dispatch-queue.ts';
+import type { ServiceParts } from '../../services/context.ts';
+import { ReloginRequiredError, type AccessTokens } from '../../caches/access-tokens.ts';
 
-export type { ClaimedMessage, DispatchOutcome } from '../store/dispatch-queue.ts';
+export type { ClaimedMessage, DispatchOutcome } from '../../store/dispatch-queue.ts';
 
 export interface DispatchSettings {
   /** Messages claimed per round. */
@@ -40,12 +41,11 @@ export const DEFAULT_DISPATCH_SETTINGS: DispatchSettings = {
 };
 
 const MAX_BACKOFF_MS = 5 * 60_000;
-const OUTCOME_WRITE_ATTEMPTS = 5;
 const NIGHT_WINDOW_END_HOUR = 6;
 /** Time a claim must have left after a send's deadline, to record the outcome under it. */
 const RECORDING_MARGIN_MS = 2000;
 
-type DispatchDependencies = Pick<Dependencies, 'store' | 'clock' | 'catalog' | 'platform' | 'log' | 'metrics'>;
+type DispatchDependencies = Pick<ServiceParts, 'store' | 'clock' | 'catalog' | 'platform' | 'log' | 'metrics'>;
 
 /**
  * Sends claimed messages to the platform and records their outcomes. A send's outcome is one of:
@@ -73,7 +73,7 @@ export class MessageDispatcher {
 
   /**
    * One round on its own: claims, sends (per-account concurrency), records. Returns how many it
-   * claimed. The worker's loop (workers/dispatcher.ts) uses claim, send and record instead, so that
+   * claimed. The worker's loop (loop.ts) uses claim, send and record instead, so that
    * one sender account's slow sends never hold up another's.
    */
   async dispatchRound(): Promise<number> {
@@ -101,16 +101,10 @@ export class MessageDispatcher {
    */
   async record(outcomes: DispatchOutcome[]): Promise<void> {
     if (outcomes.length === 0) return;
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        await recordDispatchOutcomes(this.deps.store, outcomes, this.deps.clock());
-        break;
-      } catch (error) {
-        if (attempt >= OUTCOME_WRITE_ATTEMPTS) throw error;
-        this.deps.log.warn({ err: error, attempt }, 'recording dispatch outcomes failed; retrying');
-        await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
-      }
-    }
+    await retryWrite(
+      () => recordDispatchOutcomes(this.deps.store, outcomes, this.deps.clock()),
+      (error, attempt) => this.deps.log.warn({ err: error, attempt }, 'recording dispatch outcomes failed; retrying'),
+    );
     this.count(outcomes);
   }
 

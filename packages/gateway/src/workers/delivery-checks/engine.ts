@@ -7,11 +7,10 @@
  * writer as an event, under the same de-duplication key, so a late event changes nothing more
  * and the customer gets one report either way.
  */
-import { Semaphore } from '../lib/semaphore.ts';
-import { findMessagesAwaitingDelivery, markStatusChecked, type MessageAwaitingDelivery } from '../store/delivery-checks.ts';
-import type { Dependencies } from './context.ts';
-import { deliveryEventWriter } from './delivery-event-writer.ts';
-import type { AccessTokens } from './platform-tokens.ts';
+import { Semaphore } from '../../lib/semaphore.ts';
+import { findMessagesAwaitingDelivery, markStatusChecked, type MessageAwaitingDelivery } from '../../store/delivery-checks.ts';
+import type { ServiceParts } from '../../services/context.ts';
+import type { AccessTokens } from '../../caches/access-tokens.ts';
 
 export interface DeliveryCheckSettings {
   /** How long after sending an event counts as overdue; also the pause between checks of one message. */
@@ -31,7 +30,7 @@ export interface DeliveryCheckResult {
   delivered: number;
 }
 
-type DeliveryCheckDependencies = Pick<Dependencies, 'store' | 'clock' | 'log' | 'platform' | 'metrics'>;
+type DeliveryCheckDependencies = Pick<ServiceParts, 'store' | 'clock' | 'log' | 'platform' | 'metrics' | 'deliveryEventWriter'>;
 
 export async function checkOverdueDeliveries(
   deps: DeliveryCheckDependencies,
@@ -68,7 +67,7 @@ async function checkOne(
       return 'lookup_failed';
     }
     if (answer.data.status !== DELIVERED || answer.data.deliveryTime === null) return 'not_delivered';
-    const result = await deliveryEventWriter(deps.store).submit({
+    const result = await deps.deliveryEventWriter.submit({
       messageId: message.id,
       platformMsgId,
       oaId: message.oa_id,

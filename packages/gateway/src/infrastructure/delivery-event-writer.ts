@@ -108,18 +108,11 @@ export type DeliveryEventWriter = GroupCommitter<DeliveryEvent, DeliveryEventRes
 
 const GROUP_LINGER_MS = 5;
 
-/** One writer per store (so per process): groups form across all requests of the process. */
-const writers = new WeakMap<Store, DeliveryEventWriter>();
-
-export function deliveryEventWriter(store: Store): DeliveryEventWriter {
-  let writer = writers.get(store);
-  if (!writer) {
-    writer = new GroupCommitter<DeliveryEvent, DeliveryEventResult>(
-      async (events) => runInTransaction(store, (trx) => applyDeliveryEvents(trx, events, events[0]!.now)),
-      // The platform waits a few milliseconds longer for its answer; commits are far fewer.
-      { maxItems: 500, maxWeight: 500, weigh: () => 1, maxInFlight: store.dialect === 'sqlite' ? 1 : 2, lingerMs: GROUP_LINGER_MS },
-    );
-    writers.set(store, writer);
-  }
-  return writer;
+/** The process's writer: groups form across all requests of the process. */
+export function createDeliveryEventWriter(store: Store): DeliveryEventWriter {
+  return new GroupCommitter<DeliveryEvent, DeliveryEventResult>(
+    async (events) => runInTransaction(store, (trx) => applyDeliveryEvents(trx, events, events[0]!.now)),
+    // The platform waits a few milliseconds longer for its answer; commits are far fewer.
+    { maxItems: 500, maxWeight: 500, weigh: () => 1, maxInFlight: store.dialect === 'sqlite' ? 1 : 2, lingerMs: GROUP_LINGER_MS },
+  );
 }

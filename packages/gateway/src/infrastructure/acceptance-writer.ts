@@ -26,7 +26,7 @@ export function createAcceptanceWriter(store: Store, clock: () => number): Accep
     {
       maxItems: MAX_REQUESTS_PER_GROUP,
       maxWeight: MAX_MESSAGES_PER_GROUP,
-      weigh: (request) => Math.max(1, request.messages.length),
+      weigh: (request) => Math.max(1, request.recipients.length),
       // One group at a time on both stores. Measured on PostgreSQL with 4 in flight: slower (1.9k
       // vs 2.7k sends/s), because groups of one workspace queue on its wallet row lock.
       maxInFlight: 1,

@@ -15,8 +15,11 @@
  * flight finish (each is bounded by the platform deadline) and records everything.
  */
 import type { Logger } from 'pino';
-import type { ClaimedMessage, DispatchOutcome, MessageDispatcher } from '../services/dispatch.ts';
-import type { LoopHealth, LoopHeartbeat } from '../services/loop-health.ts';
+import type { LoopHealth } from '../../infrastructure/loop-health.ts';
+import { ClaimLoop } from '../claim-loop.ts';
+import { fillSlots, InFlight, type LaneSlots } from '../lane-slots.ts';
+import { LoopRunner } from '../loop-runner.ts';
+import type { ClaimedMessage, DispatchOutcome, MessageDispatcher } from './engine.ts';
 
 export interface DispatcherLoopSettings {
   /** Claims' worth of messages this process holds at once: parallelRounds × the claim size. */
@@ -25,7 +28,7 @@ export interface DispatcherLoopSettings {
   idlePollMs: number;
   /** How often expired claims are looked for. */
   reconcileEveryMs: number;
-  /** Stall bounds for readiness (services/loop-health.ts): claims, sends and the reconciler. */
+  /** Stall bounds for readiness (infrastructure/loop-health.ts): claims, sends and the reconciler. */
   stallBounds?: { claimsMs: number; sendsMs: number; reconcileMs: number };
 }
 
@@ -41,9 +44,7 @@ const RECORD_LINGER_MS = 100;
 const CONCURRENT_GROUP_WRITES = 2;
 
 /** One sender account's messages in this process. */
-interface Lane {
-  readonly waiting: ClaimedMessage[];
-  active: number;
+interface Lane extends LaneSlots<ClaimedMessage> {
   /** waiting + active + finished but not yet recorded. */
   held: number;
   /** No new sends before this (epoch ms); 0 when not paused. */
@@ -58,9 +59,8 @@ interface Lane {
 
 export class DispatcherLoop {
   private stopped = false;
-  private held = 0;
   private readonly lanes = new Map<string, Lane>();
-  private readonly sends = new Set<Promise<void>>();
+  private readonly sends = new InFlight();
   private pending: { oaId: string; outcome: DispatchOutcome }[] = [];
   /** Group writes in progress. */
   private readonly writes = new Set<Promise<void>>();
@@ -69,38 +69,36 @@ export class DispatcherLoop {
   private inFlight = 0;
   /** A skipped account finished a send with nothing left waiting: write its outcomes now. */
   private laneRunningDry = false;
-  private claimer: Promise<void> | null = null;
-  private reconciler: Promise<void> | null = null;
-  /** Wakes the claimer or the reconciler from their pauses. */
-  private readonly sleepers = new Set<() => void>();
-  private wakeClaimer: (() => void) | null = null;
-  private wakeMissed = false;
-  private waitingForRoom = false;
+  /** Claims messages while there is room (parallelRounds × the claim size); held work is the sends and their recording. */
+  private readonly claims: ClaimLoop;
+  /** Every few seconds: claims whose worker died, and unknown outcomes whose wait ended, are reconciled. */
+  private readonly reconciler: LoopRunner;
   /** The last claim that found fewer messages than it asked for, and the accounts it skipped. */
   private lastShortClaim: { skipKey: string; at: number } | null = null;
-  /** When held work last moved (a message recorded or given back), or when there was none. */
-  private lastProgressAt: number;
-  private readonly heartbeats: LoopHeartbeat[] = [];
-  private claimsBeat: LoopHeartbeat | null = null;
-  private reconcileBeat: LoopHeartbeat | null = null;
 
   constructor(
     private readonly dispatcher: MessageDispatcher,
     private readonly settings: DispatcherLoopSettings,
     private readonly log: Logger,
-    private readonly health: LoopHealth | null = null,
+    health: LoopHealth | null = null,
     private readonly clock: () => number = Date.now,
   ) {
-    this.lastProgressAt = clock();
+    const bounds = health && settings.stallBounds ? { loops: health, ...settings.stallBounds } : null;
+    const { batchSize } = dispatcher.settings;
+    const reported = bounds && { loops: bounds.loops, claims: { loop: 'dispatch_claims', boundMs: bounds.claimsMs }, held: { loop: 'dispatch_sends', boundMs: bounds.sendsMs } };
+    const sizes = { capacity: settings.parallelRounds * batchSize, batchSize, idlePollMs: settings.idlePollMs };
+    this.claims = new ClaimLoop(sizes, (limit) => this.claim(limit), { failureMessage: 'claiming messages to dispatch failed', log, clock, health: reported });
+    this.reconciler = new LoopRunner({
+      round: () => dispatcher.reconcileExpiredClaims(),
+      intervalMs: settings.reconcileEveryMs,
+      log,
+      failure: { message: 'reconciling expired claims failed' },
+      health: bounds && { loops: bounds.loops, loop: 'dispatch_reconcile', boundMs: bounds.reconcileMs },
+    });
   }
 
   private get capacity(): number {
     return this.settings.parallelRounds * this.dispatcher.settings.batchSize;
-  }
-
-  /** Claims are not made one slot at a time: wait for a tenth of the room (up to a claim). */
-  private get minimumClaim(): number {
-    return Math.max(1, Math.min(this.dispatcher.settings.batchSize, Math.floor(this.capacity / 10)));
   }
 
   private limitOf(lane: Lane): number {
@@ -122,29 +120,8 @@ export class DispatcherLoop {
   }
 
   start(): void {
-    const bounds = this.settings.stallBounds;
-    if (this.health && bounds) {
-      this.claimsBeat = this.health.register('dispatch_claims', bounds.claimsMs);
-      // Sends and their recording: stalled when messages are held and none has moved for too long.
-      const sendsBeat = this.health.register('dispatch_sends', bounds.sendsMs, (now) => (this.held > 0 ? now - this.lastProgressAt : 0));
-      this.reconcileBeat = this.health.register('dispatch_reconcile', bounds.reconcileMs);
-      this.heartbeats.push(this.claimsBeat, sendsBeat, this.reconcileBeat);
-    }
-    this.claimer = this.claim();
-    this.reconciler = this.reconcile();
-  }
-
-  /** Every few seconds: claims whose worker died, and unknown outcomes whose wait ended, are reconciled. */
-  private async reconcile(): Promise<void> {
-    while (!this.stopped) {
-      try {
-        await this.dispatcher.reconcileExpiredClaims();
-        this.reconcileBeat?.beat();
-      } catch (error) {
-        this.log.error({ err: error }, 'reconciling expired claims failed');
-      }
-      await this.sleep(this.settings.reconcileEveryMs);
-    }
+    this.claims.start();
+    this.reconciler.start();
   }
 
   /** The accounts the next claim leaves alone: paused, or holding a wave beyond what they may send at once. */
@@ -158,42 +135,22 @@ export class DispatcherLoop {
     return skipped;
   }
 
-  private async claim(): Promise<void> {
-    while (!this.stopped) {
-      const room = this.capacity - this.held;
-      if (room < this.minimumClaim) {
-        this.waitingForRoom = true;
-        await this.pauseClaimer(this.settings.idlePollMs);
-        this.waitingForRoom = false;
-        this.claimsBeat?.beat();
-        continue;
-      }
-      const limit = Math.min(room, this.dispatcher.settings.batchSize);
-      const now = this.clock();
-      const skipped = this.skippedAccounts(now);
-      const skipKey = skipped.sort().join(',');
-      const lastShort = this.lastShortClaim;
-      if (skipped.length > 0 && lastShort?.skipKey === skipKey && now - lastShort.at < this.settings.idlePollMs) {
-        // The same accounts were skipped a moment ago and nothing else was due: the claim would
-        // only walk past the skipped accounts' rows again. New messages wait at most a poll, as ever.
-        await this.pauseClaimer(this.settings.idlePollMs - (now - lastShort.at));
-        this.claimsBeat?.beat();
-        continue;
-      }
-      let claimed: ClaimedMessage[] = [];
-      try {
-        claimed = await this.dispatcher.claim(limit, skipped);
-        // Only a claim that worked is a round: a store that keeps failing is a stall too.
-        this.claimsBeat?.beat();
-      } catch (error) {
-        this.log.error({ err: error }, 'claiming messages to dispatch failed');
-      }
-      if (claimed.length < limit) this.lastShortClaim = { skipKey, at: now };
-      for (const message of claimed) this.enqueue(message);
-      // Claimed while stop() began: the lanes give them back below.
-      if (this.stopped) break;
-      if (claimed.length < limit) await this.pauseClaimer(this.settings.idlePollMs);
+  /** One claim of up to `limit` messages; resolves to the pause before the next. */
+  private async claim(limit: number): Promise<number | void> {
+    const now = this.clock();
+    const skipped = this.skippedAccounts(now);
+    const skipKey = skipped.sort().join(',');
+    const lastShort = this.lastShortClaim;
+    if (skipped.length > 0 && lastShort?.skipKey === skipKey && now - lastShort.at < this.settings.idlePollMs) {
+      // The same accounts were skipped a moment ago and nothing else was due: the claim would
+      // only walk past the skipped accounts' rows again. New messages wait at most a poll, as ever.
+      return this.settings.idlePollMs - (now - lastShort.at);
     }
+    const claimed = await this.dispatcher.claim(limit, skipped);
+    if (claimed.length < limit) this.lastShortClaim = { skipKey, at: now };
+    // Claimed while stop() began: the lanes give them back.
+    for (const message of claimed) this.enqueue(message);
+    return claimed.length < limit ? this.settings.idlePollMs : 0;
   }
 
   private enqueue(message: ClaimedMessage): void {
@@ -202,9 +159,8 @@ export class DispatcherLoop {
       lane = { waiting: [], active: 0, held: 0, pausedUntil: 0, probing: false, unknownStreak: 0, skipped: false };
       this.lanes.set(message.oa_id, lane);
     }
-    if (this.held === 0) this.lastProgressAt = this.clock();
+    this.claims.hold();
     lane.held += 1;
-    this.held += 1;
     lane.waiting.push(message);
     this.pump(message.oa_id, lane);
   }
@@ -216,13 +172,10 @@ export class DispatcherLoop {
       for (const message of lane.waiting.splice(0)) this.submit(oaId, { kind: 'released', message, dueAt: Math.max(dueAt, message.due_at) });
       return;
     }
-    while (lane.active < this.limitOf(lane) && lane.waiting.length > 0) {
-      const message = lane.waiting.shift()!;
-      lane.active += 1;
+    fillSlots(lane, this.limitOf(lane), this.sends, (message) => {
       this.inFlight += 1;
-      const send = this.sendOne(oaId, lane, message).finally(() => this.sends.delete(send));
-      this.sends.add(send);
-    }
+      return this.sendOne(oaId, lane, message);
+    });
   }
 
   private async sendOne(oaId: string, lane: Lane, message: ClaimedMessage): Promise<void> {
@@ -317,11 +270,8 @@ export class DispatcherLoop {
     const lane = this.lanes.get(oaId);
     if (!lane) return;
     lane.held -= 1;
-    this.held -= 1;
-    this.lastProgressAt = this.clock();
     if (lane.held === 0 && !lane.probing && lane.pausedUntil <= this.clock()) this.lanes.delete(oaId);
-    const roomFreed = this.waitingForRoom && this.capacity - this.held >= this.minimumClaim;
-    if (roomFreed) this.wake();
+    this.claims.settle(1);
   }
 
   /**
@@ -332,54 +282,19 @@ export class DispatcherLoop {
   private wakeIfFreed(lane: Lane): void {
     if (!lane.skipped || this.unfinished(lane) >= this.busyLevel(lane) || lane.pausedUntil > this.clock()) return;
     lane.skipped = false;
-    this.wake();
-  }
-
-  private wake(): void {
-    if (this.wakeClaimer) this.wakeClaimer();
-    else this.wakeMissed = true;
-  }
-
-  private pauseClaimer(delayMs: number): Promise<void> {
-    if (this.wakeMissed) {
-      this.wakeMissed = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.sleepers.delete(done);
-        if (this.wakeClaimer === done) this.wakeClaimer = null;
-        resolve();
-      };
-      const timer = setTimeout(done, delayMs);
-      this.sleepers.add(done);
-      this.wakeClaimer = done;
-    });
-  }
-
-  private sleep(delayMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.sleepers.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, delayMs);
-      this.sleepers.add(done);
-    });
+    this.claims.wake();
   }
 
   /** Graceful stop: resolves when every message this process held is recorded or given back. */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const wake of [...this.sleepers]) wake();
-    await this.claimer;
+    const reconcilerStopped = this.reconciler.stop();
+    await this.claims.stopClaiming();
     for (const [oaId, lane] of this.lanes) this.pump(oaId, lane);
-    while (this.sends.size > 0) await Promise.all([...this.sends]);
+    await this.sends.settled();
     this.scheduleRecording();
     while (this.writes.size > 0) await Promise.all([...this.writes]);
-    await this.reconciler;
-    for (const heartbeat of this.heartbeats) heartbeat.stop();
+    await reconcilerStopped;
+    this.claims.stopReporting();
   }
 }

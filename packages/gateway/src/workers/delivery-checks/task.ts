@@ -1,13 +1,12 @@
-import type { Dependencies } from '../services/context.ts';
-import { checkOverdueDeliveries, type DeliveryCheckSettings } from '../services/delivery-checks.ts';
-import type { AccessTokens } from '../services/platform-tokens.ts';
-import type { PeriodicTask } from './worker.ts';
+import type { ServiceParts } from '../../services/context.ts';
+import { checkOverdueDeliveries, type DeliveryCheckSettings } from './engine.ts';
+import type { PeriodicTask } from '../worker.ts';
 
 /** Most batches per run: after a long loss of events a worker catches up at up to 10 batches a minute. */
 const BATCHES_PER_RUN = 10;
 
-/** Asks the platform about sent messages whose delivery event is overdue (services/delivery-checks.ts). */
-export function deliveryCheckTask(deps: Dependencies, tokens: Pick<AccessTokens, 'accessTokenFor'>, settings: DeliveryCheckSettings): PeriodicTask {
+/** Asks the platform about sent messages whose delivery event is overdue (engine.ts). */
+export function deliveryCheckTask(deps: ServiceParts, settings: DeliveryCheckSettings): PeriodicTask {
   return {
     name: 'delivery-check',
     intervalMs: Math.min(60_000, settings.afterMs),
@@ -15,7 +14,7 @@ export function deliveryCheckTask(deps: Dependencies, tokens: Pick<AccessTokens,
       let checked = 0;
       let delivered = 0;
       for (let batch = 0; batch < BATCHES_PER_RUN; batch += 1) {
-        const result = await checkOverdueDeliveries(deps, tokens, settings);
+        const result = await checkOverdueDeliveries(deps, deps.accessTokens, settings);
         checked += result.checked;
         delivered += result.delivered;
         if (result.checked < settings.batchSize) break;

@@ -9,25 +9,28 @@
  * the end of the failed attempt; after the last one the delivery is failed. A redelivery starts the
  * ladder again. Scheduling across receivers (how many at once, which) is the worker loop's job.
  */
-import type { WebhookSettings } from '../config/config.ts';
-import { decryptSecret } from '../lib/crypto.ts';
-import { GroupCommitter } from '../lib/group-commit.ts';
-import { createSortableId } from '../lib/ids.ts';
-import { signWebhookBody } from '../lib/webhook-signature.ts';
-import { WebhookTransport, type WebhookAnswer } from '../lib/webhook-transport.ts';
-import type { WebhookAttemptRow } from '../store/schema.ts';
+import type { WebhookSettings } from '../../config/config.ts';
+import { decryptSecret } from '../../lib/crypto.ts';
+import { GroupCommitter } from '../../lib/group-commit.ts';
+import { createSortableId } from '../../lib/ids.ts';
+import { retryWrite } from '../../lib/retry-write.ts';
+import { signWebhookBody } from '../../lib/webhook-signature.ts';
+import { WebhookTransport, type WebhookAnswer } from '../../lib/webhook-transport.ts';
+import type { WebhookAttemptRow } from '../../store/schema.ts';
 import {
   claimDueDeliveries,
   findSigningKeys,
   recordDeliveryOutcomes,
+  REMOVED_URL_REASON,
+  REVOKED_KEY_REASON,
   type ClaimedDelivery,
   type ClaimRef,
   type DeliveryOutcome,
   type SigningKey,
-} from '../store/webhook-deliveries.ts';
-import type { Dependencies } from './context.ts';
+} from '../../store/webhook-deliveries.ts';
+import type { ServiceParts } from '../../services/context.ts';
 
-export type { DeliveryOutcome } from '../store/webhook-deliveries.ts';
+export type { DeliveryOutcome } from '../../store/webhook-deliveries.ts';
 
 /** A claimed delivery with the key that signs it. */
 export interface WebhookJob {
@@ -46,13 +49,9 @@ const USER_AGENT = 'TMS-Webhooks/1';
  * it); otherwise it is given back. Config requires a lease of at least timeout + 2 × this.
  */
 export const LEASE_MARGIN_MS = 1000;
-const RECORD_ATTEMPTS = 5;
 const KEY_CACHE_LIMIT = 10_000;
 
-export const REVOKED_KEY_REASON = 'cancelled: the API key was revoked';
-export const REMOVED_URL_REASON = 'cancelled: the API key has no webhook URL any more';
-
-type SenderDependencies = Pick<Dependencies, 'store' | 'clock' | 'log' | 'metrics'>;
+type SenderDependencies = Pick<ServiceParts, 'store' | 'clock' | 'log' | 'metrics'>;
 
 function claimOf(delivery: ClaimedDelivery): ClaimRef {
   return { id: delivery.id, leaseExpiresAt: delivery.lease_expires_at };
@@ -189,17 +188,11 @@ export class WebhookSender {
   async record(outcomes: readonly DeliveryOutcome[]): Promise<void> {
     await Promise.all(
       outcomes.map(async (outcome) => {
-        for (let attempt = 1; ; attempt += 1) {
-          try {
-            await this.recorder.submit(outcome);
-            this.deps.metrics.webhooks.outcomes.inc({ outcome: outcome.kind });
-            return;
-          } catch (error) {
-            if (attempt >= RECORD_ATTEMPTS) throw error;
-            this.deps.log.warn({ err: error, attempt, delivery_id: outcome.claim.id }, 'recording a webhook outcome failed; retrying');
-            await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
-          }
-        }
+        await retryWrite(
+          () => this.recorder.submit(outcome),
+          (error, attempt) => this.deps.log.warn({ err: error, attempt, delivery_id: outcome.claim.id }, 'recording a webhook outcome failed; retrying'),
+        );
+        this.deps.metrics.webhooks.outcomes.inc({ outcome: outcome.kind });
       }),
     );
   }

@@ -23,8 +23,7 @@ import { nextVietnamMidnight, vietnamDay } from '../lib/vietnam-time.ts';
 import { describePlatformError } from '../platform/error-catalogue.ts';
 import { PlatformUnavailableError } from '../platform/zns-client.ts';
 import { readQuotaUsage } from '../store/quota-usage.ts';
-import type { Dependencies } from './context.ts';
-import { ReloginRequiredError, type AccessTokens } from './platform-tokens.ts';
+import { ReloginRequiredError, type AccessTokenDependencies, type AccessTokens } from './access-tokens.ts';
 
 /** What one successful lookup learnt. */
 export interface PlatformQuotaFigures {
@@ -62,7 +61,7 @@ export function dailyQuotaOn(lookup: QuotaLookup, configuredDailyQuota: number, 
   return { dailyQuota: figures.dailyQuota, usedElsewhere: figures.day === day ? figures.usedElsewhere : 0, error: null };
 }
 
-export type PlatformQuotaDependencies = Pick<Dependencies, 'store' | 'clock' | 'log' | 'platform'>;
+export type PlatformQuotaDependencies = Pick<AccessTokenDependencies, 'store' | 'clock' | 'log' | 'platform'>;
 
 export interface PlatformQuotaSettings {
   /** How long a successful lookup is used before the platform is asked again; 0 turns lookups off. */

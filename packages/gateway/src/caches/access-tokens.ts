@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { decryptSecret, encryptSecret } from '../lib/crypto.ts';
 import { describePlatformError } from '../platform/error-catalogue.ts';
 import { headerValueProblem } from '../platform/header-value.ts';
-import { InvalidPlatformRequestError, PlatformUnavailableError, type TokenPair, type ZnsResult } from '../platform/zns-client.ts';
+import { InvalidPlatformRequestError, PlatformUnavailableError, type TokenPair, type ZnsClient, type ZnsResult } from '../platform/zns-client.ts';
 import {
   claimTokenRefreshLease,
   markReloginRequired,
@@ -11,7 +11,9 @@ import {
   storeRefreshedTokens,
   type TokenState,
 } from '../store/sender-account-tokens.ts';
-import type { Dependencies } from './context.ts';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.ts';
+import type { Store } from '../store/database.ts';
 
 /**
  * The OA cannot get an access token until the operator connects it again
@@ -28,7 +30,13 @@ export class ReloginRequiredError extends Error {
   }
 }
 
-export type AccessTokenDependencies = Pick<Dependencies, 'store' | 'clock' | 'config' | 'log' | 'platform'>;
+export interface AccessTokenDependencies {
+  readonly store: Store;
+  readonly clock: () => number;
+  readonly config: Config;
+  readonly log: Logger;
+  readonly platform: ZnsClient;
+}
 
 export interface AccessTokenOptions {
   /** Refresh when the access token expires within this; default 10 minutes. */

@@ -1,0 +1,90 @@
+import { encryptSecret, sha256Hex } from '../../lib/crypto.ts';
+import { createSecretToken, createSortableId } from '../../lib/ids.ts';
+import { findWebhookUrlProblem } from '../../lib/webhook-url.ts';
+import { findApiKey, insertApiKey, listApiKeys as selectApiKeys, updateApiKey } from '../../store/api-keys.ts';
+import type { ApiKeyRow } from '../../store/schema.ts';
+import type { Scope } from '../authentication.ts';
+import type { Context, OperatorCaller, VerbCall } from '../context.ts';
+import { ApiError, badRequest } from '../errors.ts';
+import { applyKeyChangeToDeliveries } from '../webhook-deliveries.ts';
+import { requireMasterKey, requireWorkspace } from './preconditions.ts';
+
+/** How every API key begins; the stored prefix is this and the first characters after it. */
+export const API_KEY_PREFIX = 'tms_live_';
+
+function checkWebhookUrl(ctx: Context, url: string | null | undefined): void {
+  if (url === null || url === undefined) return;
+  const problem = findWebhookUrlProblem(url, ctx.parts.config.allowPrivateWebhookTargets);
+  if (problem) throw badRequest(problem);
+}
+
+export interface NewApiKey {
+  workspaceId: string;
+  name?: string;
+  scopes: Scope[];
+  webhook_url?: string | null;
+  rate_limit_per_second?: number | null;
+}
+
+/** A key just made: its row and the secret itself, which is never available again. */
+export interface CreatedApiKey {
+  row: ApiKeyRow;
+  secret: string;
+}
+
+/** Creates a key: the secret is answered once, stored as a SHA-256 hash and AES-256-GCM ciphertext. */
+export async function createApiKey({ ctx, input }: VerbCall<OperatorCaller, NewApiKey>): Promise<CreatedApiKey> {
+  await requireWorkspace(ctx, input.workspaceId);
+  checkWebhookUrl(ctx, input.webhook_url);
+  const secret = createSecretToken(API_KEY_PREFIX);
+  const now = ctx.clock();
+  const row: ApiKeyRow = {
+    id: createSortableId('key', now),
+    workspace_id: input.workspaceId,
+    name: input.name ?? 'default',
+    key_hash: sha256Hex(secret),
+    key_prefix: secret.slice(0, API_KEY_PREFIX.length + 6),
+    encrypted_key: encryptSecret(secret, requireMasterKey(ctx)),
+    scopes: JSON.stringify([...new Set(input.scopes)]),
+    webhook_url: input.webhook_url ?? null,
+    rate_limit_per_second: input.rate_limit_per_second ?? null,
+    revoked_at: null,
+    created_at: now,
+  };
+  await insertApiKey(ctx.store.db, row);
+  return { row, secret };
+}
+
+/** A workspace's keys, revoked ones included. */
+export async function listApiKeys({ ctx, input }: VerbCall<OperatorCaller, { workspaceId: string }>): Promise<ApiKeyRow[]> {
+  await requireWorkspace(ctx, input.workspaceId);
+  return selectApiKeys(ctx.store.db, input.workspaceId);
+}
+
+export interface ApiKeyChanges {
+  revoke?: boolean;
+  webhook_url?: string | null;
+  rate_limit_per_second?: number | null;
+}
+
+/**
+ * Revokes a key or changes its webhook URL or rate limit. The change takes effect at once in this
+ * process, and the key's pending delivery reports follow it (cancelled or readdressed).
+ */
+export async function changeApiKey({ ctx, input }: VerbCall<OperatorCaller, { id: string } & ApiKeyChanges>): Promise<ApiKeyRow> {
+  const { id } = input;
+  const existing = await findApiKey(ctx.store.db, id);
+  if (!existing) throw new ApiError('api_key_not_found', `API key ${id} not found`);
+  checkWebhookUrl(ctx, input.webhook_url);
+  const update: Partial<Pick<ApiKeyRow, 'revoked_at' | 'webhook_url' | 'rate_limit_per_second'>> = {};
+  if (input.revoke) update.revoked_at = existing.revoked_at ?? ctx.clock();
+  if (input.webhook_url !== undefined) update.webhook_url = input.webhook_url;
+  if (input.rate_limit_per_second !== undefined) update.rate_limit_per_second = input.rate_limit_per_second;
+  // An empty change (PATCH {}) has nothing to SET: answer with the key as it is.
+  if (Object.keys(update).length === 0) return existing;
+  const row = await updateApiKey(ctx.store.db, id, update);
+  if (!row) throw new ApiError('api_key_not_found', `API key ${id} not found`);
+  ctx.parts.apiKeys.forgetAll();
+  await applyKeyChangeToDeliveries({ ctx, input: { before: existing, after: row } });
+  return row;
+}
