@@ -57,7 +57,7 @@ function mgf1Sha1(seed: Buffer, length: number): Buffer {
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 /** Strict-enough base64 check (also accepts base64url, which some clients send). */
-export function decodeBase64(text: string): Buffer | null {
+function decodeBase64(text: string): Buffer | null {
   const t = text.replace(/\s+/g, '');
   if (t.length === 0) return null;
   if (BASE64.test(t)) return Buffer.from(t, 'base64');

@@ -20,7 +20,7 @@ export const STATE_FILE_VERSION = 1;
 export const STATE_FILE_MESSAGE_LIMIT = 100_000;
 
 /** How long after a change the file is written (changes in between share one write). Token changes are written at once. */
-export const STATE_FILE_WRITE_DELAY_MS = 1000;
+const STATE_FILE_WRITE_DELAY_MS = 1000;
 
 export interface PersistedAccessToken {
   token: string;
@@ -120,7 +120,7 @@ export function readStateFile(file: string): PersistedState | null {
 }
 
 /** Replaces `file` with `state` atomically and durably (temp file, fsync, rename). Synchronous on purpose: see StateFile.saveNow. */
-export function writeStateFile(file: string, state: PersistedState): void {
+function writeStateFile(file: string, state: PersistedState): void {
   mkdirSync(dirname(file), { recursive: true });
   const temp = `${file}.${process.pid}.tmp`;
   const fd = openSync(temp, 'w', 0o600);

@@ -9,8 +9,8 @@ import { CONFIG_VARIABLES, VARIABLE_NAMES, type VariableName } from './variables
 
 /** The file holding the table, from the repository root. */
 export const CONFIG_TABLE_FILE = 'README.md';
-export const CONFIG_TABLE_START = '<!-- config-table:start -->';
-export const CONFIG_TABLE_END = '<!-- config-table:end -->';
+const CONFIG_TABLE_START = '<!-- config-table:start -->';
+const CONFIG_TABLE_END = '<!-- config-table:end -->';
 
 /** A table cell: one line, pipes escaped. */
 function cell(text: string): string {
@@ -30,7 +30,7 @@ function meaningCell(name: VariableName, variable: Variable): string {
 }
 
 /** The generated table with its markers, as it stands in the README. */
-export function renderConfigurationTable(): string {
+function renderConfigurationTable(): string {
   const rows = VARIABLE_NAMES.map((name) => {
     const variable: Variable = CONFIG_VARIABLES[name];
     return `| \`${name}\` | ${cell(defaultCell(variable))} | ${cell(describeAcceptedValues(variable))} | ${cell(meaningCell(name, variable))} |`;

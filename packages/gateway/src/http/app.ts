@@ -30,7 +30,7 @@ import { registerPlatformEvents } from './routes/platform/events.ts';
 import { registerGetQuota } from './routes/quota/get.ts';
 import { registerListTemplates } from './routes/templates/list.ts';
 
-export const BODY_LIMIT_BYTES = 1024 * 1024;
+const BODY_LIMIT_BYTES = 1024 * 1024;
 
 const ajvBase: AjvOptions = { allErrors: false, useDefaults: true, removeAdditional: false, strict: false, keywords: ['example'] };
 /** Bodies are JSON and must have the right types: no coercion ("123" is not 123). */

@@ -77,12 +77,22 @@ export async function createRuntime(config: Config, options: { log?: Logger; clo
   const loops: Stoppable[] = [];
   let closing: Promise<void> | null = null;
   const close = async (): Promise<void> => {
-    for (const server of servers.splice(0)) await server.stop();
-    await Promise.all(loops.splice(0).map((loop) => loop.stop()));
+    // Every step runs even when one before it failed, so the store is always closed; the first failure is rethrown.
+    const failures: unknown[] = [];
+    const step = async (work: () => Promise<unknown>): Promise<void> => {
+      try {
+        await work();
+      } catch (error) {
+        failures.push(error);
+      }
+    };
+    for (const server of servers.splice(0)) await step(() => server.stop());
+    await step(() => Promise.all(loops.splice(0).map((loop) => loop.stop())));
     // Loops and requests may have handed work to the writers up to the moment they stopped.
-    await Promise.all([parts.acceptanceWriter.drain(), parts.deliveryEventWriter.drain()]);
-    await platform.close();
-    await store.close();
+    await step(() => Promise.all([parts.acceptanceWriter.drain(), parts.deliveryEventWriter.drain()]));
+    await step(() => platform.close());
+    await step(() => store.close());
+    if (failures.length > 0) throw failures[0];
   };
   return {
     ...parts,

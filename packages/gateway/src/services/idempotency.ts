@@ -4,7 +4,7 @@ import { ApiError } from './errors.ts';
 
 export type { IdempotencyClaim } from '../store/idempotency.ts';
 
-export const IDEMPOTENCY_LIFETIME_MS = 24 * 60 * 60 * 1000;
+const IDEMPOTENCY_LIFETIME_MS = 24 * 60 * 60 * 1000;
 
 export interface IdempotencyInput {
   key: string;

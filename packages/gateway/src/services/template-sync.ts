@@ -88,7 +88,7 @@ function describeCode(code: number, message: string): string {
 }
 
 /** The platform's price text ("800.0") as whole VND; 0 when absent or not a price. */
-export function platformPriceVnd(price: number | null): number {
+function platformPriceVnd(price: number | null): number {
   if (price === null || !Number.isFinite(price) || price < 0) return 0;
   return Math.trunc(price);
 }

@@ -72,8 +72,15 @@ export type AcceptanceOutcome =
   | { kind: 'message_cap_reached'; requested: number; cap: number; used: number }
   | { kind: 'idempotency_conflict' };
 
-export function messagesOf(request: AcceptanceRequest): MessageRow[] {
+function messagesOf(request: AcceptanceRequest): MessageRow[] {
   return request.recipients.flatMap((recipient) => ('message' in recipient ? [recipient.message] : []));
+}
+
+/** How many message rows a request may add: what a group's size is counted in. */
+export function countMessages(request: AcceptanceRequest): number {
+  let count = 0;
+  for (const recipient of request.recipients) if ('message' in recipient) count += 1;
+  return count;
 }
 
 /** The result of accepting the first `acceptedCount` messages of a request. */

@@ -27,7 +27,7 @@ export const SCHEMA_DUMP_COMMAND = 'npm run db:schema';
 const STORE_NAMES: Readonly<Record<Dialect, string>> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 
 /** The dump of a migrated store: a header naming the last migration, then the schema's statements. */
-export async function dumpSchema(store: Store): Promise<string> {
+async function dumpSchema(store: Store): Promise<string> {
   const versions = await store.db.selectFrom('schema_migrations').select('version').orderBy('version').execute();
   const body = store.dialect === 'sqlite' ? await dumpSqliteSchema(store.db) : await dumpPostgresSchema(store.db);
   const header = [

@@ -7,12 +7,12 @@ import type { PeriodicTask } from './worker.ts';
  * first when the worker starts, then `everyMs` after each run ends (runs never overlap). Every
  * worker process runs it; a sync is idempotent, so several workers only repeat platform calls.
  */
-export function templateSyncTask(deps: ServiceParts, everyMs: number): PeriodicTask {
+export function templateSyncTask(parts: ServiceParts, everyMs: number): PeriodicTask {
   return {
     name: 'template-sync',
     intervalMs: everyMs,
     run: async () => {
-      const results = await syncAllWorkspaces({ ctx: createContext(deps, { kind: 'task', task: 'template-sync' }), input: {} });
+      const results = await syncAllWorkspaces({ ctx: createContext(parts, { kind: 'task', task: 'template-sync' }), input: {} });
       let created = 0;
       let updated = 0;
       let failed = 0;
@@ -26,8 +26,8 @@ export function templateSyncTask(deps: ServiceParts, everyMs: number): PeriodicT
         }
       }
       const fields = { workspaces: results.length, created, updated, failed, accountErrors };
-      if (created + updated + failed + accountErrors > 0) deps.log.info(fields, 'templates synced from the platform');
-      else deps.log.debug(fields, 'templates synced from the platform: no changes');
+      if (created + updated + failed + accountErrors > 0) parts.log.info(fields, 'templates synced from the platform');
+      else parts.log.debug(fields, 'templates synced from the platform: no changes');
     },
   };
 }

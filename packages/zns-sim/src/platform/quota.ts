@@ -21,7 +21,7 @@ export function vietnamDay(nowMs: number): number {
   return Math.floor((nowMs + VIETNAM_OFFSET_MS) / DAY_MS);
 }
 
-export function vietnamDayString(day: number): string {
+function vietnamDayString(day: number): string {
   return new Date(day * DAY_MS).toISOString().slice(0, 10);
 }
 

@@ -30,55 +30,55 @@ export interface DeliveryCheckResult {
   delivered: number;
 }
 
-type DeliveryCheckDependencies = Pick<ServiceParts, 'store' | 'clock' | 'log' | 'platform' | 'metrics' | 'deliveryEventWriter'>;
+type DeliveryCheckParts = Pick<ServiceParts, 'store' | 'clock' | 'log' | 'platform' | 'metrics' | 'deliveryEventWriter'>;
 
 export async function checkOverdueDeliveries(
-  deps: DeliveryCheckDependencies,
+  parts: DeliveryCheckParts,
   tokens: Pick<AccessTokens, 'accessTokenFor'>,
   settings: DeliveryCheckSettings,
 ): Promise<DeliveryCheckResult> {
-  const now = deps.clock();
-  const overdue = await findMessagesAwaitingDelivery(deps.store.db, {
+  const now = parts.clock();
+  const overdue = await findMessagesAwaitingDelivery(parts.store.db, {
     sentAfter: now - settings.maxAgeMs,
     sentBefore: now - settings.afterMs,
     checkedBefore: now - settings.afterMs,
     limit: settings.batchSize,
   });
   const limit = new Semaphore(LOOKUPS_IN_FLIGHT);
-  const outcomes = await Promise.all(overdue.map((message) => limit.run(() => checkOne(deps, tokens, message))));
+  const outcomes = await Promise.all(overdue.map((message) => limit.run(() => checkOne(parts, tokens, message))));
   const delivered = outcomes.filter((outcome) => outcome === 'delivered').length;
   // Every message asked about waits afterMs before it is asked again, whatever the answer was.
-  await markStatusChecked(deps.store.db, overdue.filter((_message, index) => outcomes[index] !== 'delivered').map((message) => message.id), deps.clock());
+  await markStatusChecked(parts.store.db, overdue.filter((_message, index) => outcomes[index] !== 'delivered').map((message) => message.id), parts.clock());
   return { checked: overdue.length, delivered };
 }
 
 async function checkOne(
-  deps: DeliveryCheckDependencies,
+  parts: DeliveryCheckParts,
   tokens: Pick<AccessTokens, 'accessTokenFor'>,
   message: MessageAwaitingDelivery,
 ): Promise<'delivered' | 'not_delivered' | 'lookup_failed'> {
   const platformMsgId = message.provider_msg_id!;
   try {
     const token = await tokens.accessTokenFor(message.oa_id);
-    const answer = await deps.platform.getMessageStatus(token, platformMsgId);
+    const answer = await parts.platform.getMessageStatus(token, platformMsgId);
     if (!answer.ok) {
-      deps.metrics.platformErrors.inc({ code: String(answer.code) });
-      deps.log.warn({ msg_id: message.id, code: answer.code }, 'delivery status lookup refused by the platform');
+      parts.metrics.platformErrors.inc({ code: String(answer.code) });
+      parts.log.warn({ msg_id: message.id, code: answer.code }, 'delivery status lookup refused by the platform');
       return 'lookup_failed';
     }
     if (answer.data.status !== DELIVERED || answer.data.deliveryTime === null) return 'not_delivered';
-    const result = await deps.deliveryEventWriter.submit({
+    const result = await parts.deliveryEventWriter.submit({
       messageId: message.id,
       platformMsgId,
       oaId: message.oa_id,
       deliveredAt: answer.data.deliveryTime,
-      now: deps.clock(),
+      now: parts.clock(),
     });
-    if (result === 'delivered') deps.metrics.delivered.inc();
+    if (result === 'delivered') parts.metrics.delivered.inc();
     return result === 'delivered' ? 'delivered' : 'not_delivered';
   } catch (error) {
     // A platform outage or a sender account needing re-login: the next run asks again.
-    deps.log.warn({ err: error, msg_id: message.id }, 'delivery status lookup failed');
+    parts.log.warn({ err: error, msg_id: message.id }, 'delivery status lookup failed');
     return 'lookup_failed';
   }
 }

@@ -6,7 +6,7 @@ import type { PeriodicTask } from '../worker.ts';
 const BATCHES_PER_RUN = 10;
 
 /** Asks the platform about sent messages whose delivery event is overdue (engine.ts). */
-export function deliveryCheckTask(deps: ServiceParts, settings: DeliveryCheckSettings): PeriodicTask {
+export function deliveryCheckTask(parts: ServiceParts, settings: DeliveryCheckSettings): PeriodicTask {
   return {
     name: 'delivery-check',
     intervalMs: Math.min(60_000, settings.afterMs),
@@ -14,12 +14,12 @@ export function deliveryCheckTask(deps: ServiceParts, settings: DeliveryCheckSet
       let checked = 0;
       let delivered = 0;
       for (let batch = 0; batch < BATCHES_PER_RUN; batch += 1) {
-        const result = await checkOverdueDeliveries(deps, deps.accessTokens, settings);
+        const result = await checkOverdueDeliveries(parts, parts.accessTokens, settings);
         checked += result.checked;
         delivered += result.delivered;
         if (result.checked < settings.batchSize) break;
       }
-      if (checked > 0) deps.log.info({ checked, delivered }, 'asked the platform about sent messages with an overdue delivery event');
+      if (checked > 0) parts.log.info({ checked, delivered }, 'asked the platform about sent messages with an overdue delivery event');
     },
   };
 }

@@ -30,7 +30,7 @@ export interface DispatchSettings {
   platformTimeoutMs: number;
 }
 
-export const DEFAULT_DISPATCH_SETTINGS: DispatchSettings = {
+const DEFAULT_DISPATCH_SETTINGS: DispatchSettings = {
   batchSize: 500,
   leaseMs: 60_000,
   perAccountConcurrency: 200,
@@ -45,7 +45,7 @@ const NIGHT_WINDOW_END_HOUR = 6;
 /** Time a claim must have left after a send's deadline, to record the outcome under it. */
 const RECORDING_MARGIN_MS = 2000;
 
-type DispatchDependencies = Pick<ServiceParts, 'store' | 'clock' | 'catalog' | 'platform' | 'log' | 'metrics'>;
+type DispatchParts = Pick<ServiceParts, 'store' | 'clock' | 'catalog' | 'platform' | 'log' | 'metrics'>;
 
 /**
  * Sends claimed messages to the platform and records their outcomes. A send's outcome is one of:
@@ -60,14 +60,14 @@ export class MessageDispatcher {
   private readonly limits = new Map<string, Semaphore>();
 
   constructor(
-    private readonly deps: DispatchDependencies,
+    private readonly parts: DispatchParts,
     private readonly tokens: Pick<AccessTokens, 'accessTokenFor' | 'reportRejected'>,
     readonly settings: DispatchSettings = DEFAULT_DISPATCH_SETTINGS,
   ) {}
 
   /** Claims up to `limit` due messages, none of the sender accounts in `skipAccounts`. */
   claim(limit: number, skipAccounts: readonly string[] = []): Promise<ClaimedMessage[]> {
-    const { store, clock } = this.deps;
+    const { store, clock } = this.parts;
     return claimDueMessages(store, { now: clock(), limit, leaseMs: this.settings.leaseMs, skipAccounts });
   }
 
@@ -85,7 +85,7 @@ export class MessageDispatcher {
   }
 
   private count(outcomes: DispatchOutcome[]): void {
-    const { metrics } = this.deps;
+    const { metrics } = this.parts;
     for (const outcome of outcomes) {
       // A released claim was never attempted: it is no dispatch outcome.
       if (outcome.kind === 'released') continue;
@@ -102,8 +102,8 @@ export class MessageDispatcher {
   async record(outcomes: DispatchOutcome[]): Promise<void> {
     if (outcomes.length === 0) return;
     await retryWrite(
-      () => recordDispatchOutcomes(this.deps.store, outcomes, this.deps.clock()),
-      (error, attempt) => this.deps.log.warn({ err: error, attempt }, 'recording dispatch outcomes failed; retrying'),
+      () => recordDispatchOutcomes(this.parts.store, outcomes, this.parts.clock()),
+      (error, attempt) => this.parts.log.warn({ err: error, attempt }, 'recording dispatch outcomes failed; retrying'),
     );
     this.count(outcomes);
   }
@@ -114,14 +114,14 @@ export class MessageDispatcher {
    */
   async reconcileExpiredClaims(): Promise<void> {
     const exhausted = GATEWAY_ERRORS.retriesExhausted;
-    const { unconfirmed, requeued, failed } = await reconcileExpiredClaims(this.deps.store, {
-      now: this.deps.clock(),
+    const { unconfirmed, requeued, failed } = await reconcileExpiredClaims(this.parts.store, {
+      now: this.parts.clock(),
       limit: this.settings.batchSize,
       graceMs: this.settings.unconfirmedGraceMs,
       maxAttempts: this.settings.maxAttempts,
       exhausted: { code: exhausted.code, message: `${exhausted.message} (the last attempt's outcome stayed unknown)`, reason: exhausted.reason },
     });
-    const { log, metrics } = this.deps;
+    const { log, metrics } = this.parts;
     if (unconfirmed.length > 0) {
       metrics.unknownOutcomes.inc({ cause: 'expired_claim' }, unconfirmed.length);
       log.warn({ count: unconfirmed.length, first: unconfirmed[0] }, 'claims expired with the send unconfirmed; waiting for a delivery event before sending again');
@@ -149,9 +149,9 @@ export class MessageDispatcher {
   async send(message: ClaimedMessage): Promise<DispatchOutcome> {
     let token: string;
     try {
-      const account = await this.deps.catalog.senderAccount(message.workspace_id, message.oa_id);
+      const account = await this.parts.catalog.senderAccount(message.workspace_id, message.oa_id);
       if (!account || account.status === 'disconnected') return this.failure(message, GATEWAY_ERRORS.senderAccountDisconnected);
-      const template = await this.deps.catalog.template(message.workspace_id, message.template_id);
+      const template = await this.parts.catalog.template(message.workspace_id, message.template_id);
       if (!template || template.status !== 'ENABLE') return this.failure(message, GATEWAY_ERRORS.templateNotEnabled);
       token = await this.tokens.accessTokenFor(message.oa_id);
     } catch (error) {
@@ -160,24 +160,24 @@ export class MessageDispatcher {
       return this.transientFault(message, error);
     }
     // A send that could outlive its claim might be taken over by the reconciler while in flight.
-    if (!this.claimOutlivesSend(message)) return { kind: 'released', message, dueAt: this.deps.clock() };
+    if (!this.claimOutlivesSend(message)) return { kind: 'released', message, dueAt: this.parts.clock() };
     try {
-      const result = await this.deps.platform.sendMessage(token, toSendRequest(message));
-      if (result.ok) return { kind: 'sent', message, providerMsgId: result.data.msgId, sentAt: this.deps.clock() };
-      this.deps.metrics.platformErrors.inc({ code: String(result.code) });
+      const result = await this.parts.platform.sendMessage(token, toSendRequest(message));
+      if (result.ok) return { kind: 'sent', message, providerMsgId: result.data.msgId, sentAt: this.parts.clock() };
+      this.parts.metrics.platformErrors.inc({ code: String(result.code) });
       const error = describePlatformError(result.code, result.message);
       if (error.retry === 'refresh_token') {
         this.tokens.reportRejected(message.oa_id, token);
-        return this.retryOrFail(message, this.deps.clock(), error);
+        return this.retryOrFail(message, this.parts.clock(), error);
       }
       if (error.retry === 'backoff') return this.retryOrFail(message, this.backoffDue(message), error);
-      if (error.retry === 'after_night_window') return { kind: 'retry', message, dueAt: nextNightWindowEnd(this.deps.clock()) };
+      if (error.retry === 'after_night_window') return { kind: 'retry', message, dueAt: nextNightWindowEnd(this.parts.clock()) };
       return this.failure(message, { ...error, message: result.message || error.message });
     } catch (error) {
       if (error instanceof InvalidPlatformRequestError) {
         // Refused before a byte was written. The only header of a send is the access token: a
         // fresh one may do, so forget this one and retry.
-        this.deps.log.error({ msg_id: message.id, oaId: message.oa_id, err: error.message }, 'send not attempted: a header value cannot be sent');
+        this.parts.log.error({ msg_id: message.id, oaId: message.oa_id, err: error.message }, 'send not attempted: a header value cannot be sent');
         this.tokens.reportRejected(message.oa_id, token);
         return this.retryOrFail(message, this.backoffDue(message), GATEWAY_ERRORS.retriesExhausted);
       }
@@ -187,7 +187,7 @@ export class MessageDispatcher {
       }
       // Not the client's own failure: something broke after the request went out (reading the
       // answer), so the platform may have taken it.
-      this.deps.log.error({ err: error, msg_id: message.id }, 'unexpected error around a send');
+      this.parts.log.error({ err: error, msg_id: message.id }, 'unexpected error around a send');
       return this.unconfirmed(message, 'ambiguous_answer', error);
     }
   }
@@ -195,22 +195,22 @@ export class MessageDispatcher {
   private claimOutlivesSend(message: ClaimedMessage): boolean {
     if (message.lease_expires_at === null) return true;
     const needed = Math.min(this.settings.platformTimeoutMs + RECORDING_MARGIN_MS, this.settings.leaseMs / 2);
-    return message.lease_expires_at - this.deps.clock() >= needed;
+    return message.lease_expires_at - this.parts.clock() >= needed;
   }
 
   /** The send may be at the platform: wait for a trace instead of sending it again now. */
   private unconfirmed(message: ClaimedMessage, cause: UnknownOutcomeCause, error: unknown): DispatchOutcome {
-    this.deps.metrics.unknownOutcomes.inc({ cause });
-    this.deps.log.warn(
+    this.parts.metrics.unknownOutcomes.inc({ cause });
+    this.parts.log.warn(
       { msg_id: message.id, oaId: message.oa_id, cause, err: error instanceof Error ? error.message : String(error) },
       'send outcome unknown; waiting for a delivery event before sending again',
     );
-    return { kind: 'unconfirmed', message, waitUntil: this.deps.clock() + this.settings.unconfirmedGraceMs };
+    return { kind: 'unconfirmed', message, waitUntil: this.parts.clock() + this.settings.unconfirmedGraceMs };
   }
 
   private transientFault(message: ClaimedMessage, error: unknown): DispatchOutcome {
-    if (!(error instanceof PlatformUnavailableError)) this.deps.log.error({ err: error, msg_id: message.id }, 'unexpected dispatch error');
-    else this.deps.log.warn({ msg_id: message.id, err: error.message }, 'platform unavailable; will retry');
+    if (!(error instanceof PlatformUnavailableError)) this.parts.log.error({ err: error, msg_id: message.id }, 'unexpected dispatch error');
+    else this.parts.log.warn({ msg_id: message.id, err: error.message }, 'platform unavailable; will retry');
     return this.retryOrFail(message, this.backoffDue(message), GATEWAY_ERRORS.retriesExhausted);
   }
 
@@ -227,7 +227,7 @@ export class MessageDispatcher {
   private backoffDue(message: ClaimedMessage): number {
     const base = Math.min(MAX_BACKOFF_MS, this.settings.backoffBaseMs * 2 ** Math.max(0, message.attempts - 1));
     // Jitter spreads a burst of retries so a recovering platform is not hit all at once.
-    return this.deps.clock() + Math.round(base * (0.8 + Math.random() * 0.4));
+    return this.parts.clock() + Math.round(base * (0.8 + Math.random() * 0.4));
   }
 
   private failure(message: ClaimedMessage, error: PlatformError): DispatchOutcome {
@@ -236,7 +236,7 @@ export class MessageDispatcher {
 }
 
 /** What the platform gets: our msg_id as its tracking_id, so delivery events map back to us. */
-export function toSendRequest(message: ClaimedMessage): SendRequest {
+function toSendRequest(message: ClaimedMessage): SendRequest {
   const templateData = JSON.parse(message.template_data) as Record<string, string>;
   if (message.mode === 'rsa') return { kind: 'rsa', recipient: message.rsa_phone ?? '', templateId: message.template_id, templateData, trackingId: message.id };
   if (message.mode === 'hashphone') return { kind: 'hashphone', recipient: sha256Hex(message.phone ?? ''), templateId: message.template_id, templateData, trackingId: message.id };
@@ -244,7 +244,7 @@ export function toSendRequest(message: ClaimedMessage): SendRequest {
 }
 
 /** 06:00 Vietnam time after a refusal for the 22:00–06:00 night window. */
-export function nextNightWindowEnd(now: number): number {
+function nextNightWindowEnd(now: number): number {
   const sixToday = nextVietnamMidnight(now) - 24 * 60 * 60 * 1000 + NIGHT_WINDOW_END_HOUR * 60 * 60 * 1000;
   return sixToday > now ? sixToday : sixToday + 24 * 60 * 60 * 1000;
 }

@@ -39,8 +39,8 @@ export interface WebhookJob {
 }
 
 /** Headers beyond the contract's, documented for receivers: deduplicate on the delivery id. */
-export const DELIVERY_ID_HEADER = 'x-gateway-delivery-id';
-export const ATTEMPT_HEADER = 'x-gateway-attempt';
+const DELIVERY_ID_HEADER = 'x-gateway-delivery-id';
+const ATTEMPT_HEADER = 'x-gateway-attempt';
 export const SIGNATURE_HEADER = 'x-gateway-signature';
 const USER_AGENT = 'TMS-Webhooks/1';
 
@@ -48,10 +48,10 @@ const USER_AGENT = 'TMS-Webhooks/1';
  * An attempt starts only if its claim outlives the attempt's time limit by this much (to record
  * it); otherwise it is given back. Config requires a lease of at least timeout + 2 × this.
  */
-export const LEASE_MARGIN_MS = 1000;
+const LEASE_MARGIN_MS = 1000;
 const KEY_CACHE_LIMIT = 10_000;
 
-type SenderDependencies = Pick<ServiceParts, 'store' | 'clock' | 'log' | 'metrics'>;
+type SenderParts = Pick<ServiceParts, 'store' | 'clock' | 'log' | 'metrics'>;
 
 function claimOf(delivery: ClaimedDelivery): ClaimRef {
   return { id: delivery.id, leaseExpiresAt: delivery.lease_expires_at };
@@ -70,7 +70,7 @@ export class WebhookSender {
   private stopping = false;
 
   constructor(
-    private readonly deps: SenderDependencies,
+    private readonly parts: SenderParts,
     readonly settings: WebhookSettings,
     private readonly masterKey: Buffer,
     allowPrivateTargets: boolean,
@@ -78,12 +78,12 @@ export class WebhookSender {
     this.transport = new WebhookTransport({ timeoutMs: settings.timeoutMs, connectionsPerReceiver: settings.receiverConcurrency, allowPrivateTargets });
     this.recorder = new GroupCommitter(
       async (outcomes) => {
-        await recordDeliveryOutcomes(deps.store, outcomes, deps.clock());
+        await recordDeliveryOutcomes(parts.store, outcomes, parts.clock());
         return outcomes.map(() => undefined);
       },
       // PostgreSQL: the next group is written while the previous one commits (no row is shared between groups).
       // Outcomes wait a few milliseconds for company: far fewer commits, and nobody waits on them.
-      { maxItems: 1000, maxWeight: 1000, weigh: () => 1, maxInFlight: deps.store.dialect === 'postgres' ? 2 : 1, lingerMs: 5 },
+      { maxItems: 1000, maxWeight: 1000, weigh: () => 1, maxInFlight: parts.store.dialect === 'postgres' ? 2 : 1, lingerMs: 5 },
     );
   }
 
@@ -92,7 +92,7 @@ export class WebhookSender {
    * Deliveries whose key was revoked or lost its URL meanwhile are cancelled here, unsent.
    */
   async claim(limit: number, skipUrls: readonly string[]): Promise<WebhookJob[]> {
-    const { store, clock } = this.deps;
+    const { store, clock } = this.parts;
     const claimed = await claimDueDeliveries(store, { now: clock(), limit, leaseMs: this.settings.leaseMs, skipUrls });
     if (claimed.length === 0) return [];
     const keys = new Map((await findSigningKeys(store.db, [...new Set(claimed.map((delivery) => delivery.api_key_id))])).map((key) => [key.id, key]));
@@ -124,7 +124,7 @@ export class WebhookSender {
    */
   async send(job: WebhookJob): Promise<DeliveryOutcome> {
     const { delivery } = job;
-    const startedAt = this.deps.clock();
+    const startedAt = this.parts.clock();
     if (this.stopping || delivery.lease_expires_at - startedAt < this.settings.timeoutMs + LEASE_MARGIN_MS) {
       return { kind: 'released', claim: claimOf(delivery), attempt: null };
     }
@@ -142,7 +142,7 @@ export class WebhookSender {
         },
       },
     );
-    if (!answer.aborted) this.deps.metrics.webhooks.attemptSeconds.observe({ result: resultLabel(answer) }, answer.latencyMs / 1000);
+    if (!answer.aborted) this.parts.metrics.webhooks.attemptSeconds.observe({ result: resultLabel(answer) }, answer.latencyMs / 1000);
     return this.outcomeOf(delivery, answer, startedAt);
   }
 
@@ -168,11 +168,11 @@ export class WebhookSender {
     const position = delivery.attempts - delivery.attempts_at_redelivery;
     const delay = this.settings.retryDelaysMs[position - 1];
     if (delay === undefined) {
-      this.deps.log.warn({ delivery_id: delivery.id, message_id: delivery.message_id, attempts: delivery.attempts, error }, 'webhook delivery failed after its last retry');
+      this.parts.log.warn({ delivery_id: delivery.id, message_id: delivery.message_id, attempts: delivery.attempts, error }, 'webhook delivery failed after its last retry');
       return { kind: 'failed', claim, statusCode: answer.statusCode, error, attempt: log('failed') };
     }
-    this.deps.log.debug({ delivery_id: delivery.id, attempt: delivery.attempts, error, retry_in_ms: delay }, 'webhook attempt refused; will retry');
-    return { kind: 'retry', claim, nextAttemptAt: this.deps.clock() + delay, statusCode: answer.statusCode, error, attempt: log('retry') };
+    this.parts.log.debug({ delivery_id: delivery.id, attempt: delivery.attempts, error, retry_in_ms: delay }, 'webhook attempt refused; will retry');
+    return { kind: 'retry', claim, nextAttemptAt: this.parts.clock() + delay, statusCode: answer.statusCode, error, attempt: log('retry') };
   }
 
   /** Gives claimed deliveries back unattempted: due again at once, for this or another worker. */
@@ -190,9 +190,9 @@ export class WebhookSender {
       outcomes.map(async (outcome) => {
         await retryWrite(
           () => this.recorder.submit(outcome),
-          (error, attempt) => this.deps.log.warn({ err: error, attempt, delivery_id: outcome.claim.id }, 'recording a webhook outcome failed; retrying'),
+          (error, attempt) => this.parts.log.warn({ err: error, attempt, delivery_id: outcome.claim.id }, 'recording a webhook outcome failed; retrying'),
         );
-        this.deps.metrics.webhooks.outcomes.inc({ outcome: outcome.kind });
+        this.parts.metrics.webhooks.outcomes.inc({ outcome: outcome.kind });
       }),
     );
   }
