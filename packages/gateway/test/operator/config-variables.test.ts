@@ -5,7 +5,8 @@
  */
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig, type Config } from '../../src/config/config.ts';
+import { parseConfig, type Config } from '../../src/config/config.ts';
+import { configErrorOf } from './config-refusal.ts';
 import { CONFIG_VARIABLES, type VariableName } from '../../src/config/variables.ts';
 
 const ADMIN_TOKEN = 'operator-token-0123456789';
@@ -89,16 +90,6 @@ const CASES: Record<VariableName, VariableCase> = {
 
 const NAMES = Object.keys(CASES) as VariableName[];
 const REFUSABLE = NAMES.filter((name) => CASES[name].bad !== null);
-
-function configErrorOf(env: Record<string, string>): ConfigError {
-  try {
-    parseConfig(env);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error(`parseConfig accepted ${JSON.stringify(env)}`);
-}
 
 describe('every configuration variable', () => {
   it('has a case here, and only the variables start-up reads do', () => {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../../src/config/config.ts';
+import { configErrorOf } from './config-refusal.ts';
 import { resolveSecrets } from '../../src/config/secrets.ts';
 import { runTms } from './processes.ts';
 
@@ -24,16 +25,6 @@ afterAll(() => {
 
 const ADMIN_TOKEN = 'operator-token-0123456789';
 const MASTER_KEY_HEX = 'ab'.repeat(32);
-
-function configErrorOf(env: Record<string, string>): ConfigError {
-  try {
-    parseConfig(env);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error(`parseConfig accepted ${JSON.stringify(env)}`);
-}
 
 describe('parseConfig', () => {
   it('has working defaults for an empty environment: embedded SQLite in ./.tms, port 3000, loopback', () => {
