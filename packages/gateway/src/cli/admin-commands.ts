@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { presentRegisteredTemplate, presentTemplateList, presentTemplateSync } from '../http/presenters/admin-templates.ts';
 import { presentApiKey, presentApiKeyList, presentCreatedApiKey } from '../http/presenters/api-keys.ts';
+import { presentActivityForOperator } from '../http/presenters/console-activity.ts';
+import { presentInvitation, presentTeamForOperator } from '../http/presenters/console-team.ts';
 import { presentSenderAccount, presentSenderAccountList } from '../http/presenters/sender-accounts.ts';
 import { presentDeliveryList, presentDeliveryWithLog, presentFailedRedelivery } from '../http/presenters/webhook-deliveries.ts';
 import { presentTopUp, presentWallet, presentWorkspace, presentWorkspaceList } from '../http/presenters/workspaces.ts';
@@ -11,11 +13,13 @@ import { listWorkspaceTemplates, registerTemplate, type RegisterTemplateInput } 
 import { readWallet, topUp } from '../services/admin/wallets.ts';
 import { changeWorkspace, createWorkspace, getWorkspace, listWorkspaces } from '../services/admin/workspaces.ts';
 import { SCOPES, type Scope } from '../services/authentication.ts';
+import { readWorkspaceActivity } from '../services/console/activity.ts';
+import { CONSOLE_ROLES, inviteConsoleUser, listTeam } from '../services/console/users.ts';
 import type { Context, OperatorCaller } from '../services/context.ts';
 import { badRequest } from '../services/errors.ts';
 import { syncTemplates } from '../services/template-sync.ts';
 import { getWebhookDelivery, listWebhookDeliveries, redeliverFailedWebhooks, redeliverWebhook } from '../services/webhook-deliveries.ts';
-import { TEMPLATE_STATUSES, type TemplateStatus } from '../services/vocabulary.ts';
+import { TEMPLATE_STATUSES, type ConsoleRole, type TemplateStatus } from '../services/vocabulary.ts';
 
 export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
 
@@ -42,7 +46,12 @@ export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
   webhooks show DELIVERY_ID                   (the body sent and the attempt log)
   webhooks redeliver DELIVERY_ID              (again, to the key's current URL)
   webhooks redeliver-failed --since TIME [--workspace ID]
-              (every delivery that failed at or after TIME; ISO 8601, no offset = Vietnam time)`;
+              (every delivery that failed at or after TIME; ISO 8601, no offset = Vietnam time)
+  users invite WORKSPACE_ID --email ADDRESS --role owner|developer|viewer
+              (a console user; prints the one-time link to set a password, valid TMS_CONSOLE_INVITATION_HOURS)
+  users list WORKSPACE_ID
+  activity WORKSPACE_ID [--limit N] [--offset N]
+              (the workspace's activity log: changes made in the console or by the operator, newest first)`;
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -66,6 +75,9 @@ const OPTIONS = {
   status: { type: 'string' },
   since: { type: 'string' },
   until: { type: 'string' },
+  email: { type: 'string' },
+  role: { type: 'string' },
+  offset: { type: 'string' },
 } as const;
 
 type Values = Partial<Record<keyof typeof OPTIONS, string | boolean>>;
@@ -99,6 +111,18 @@ function parseScopes(text: string): Scope[] {
   return scopes as Scope[];
 }
 
+function parseRole(text: string): ConsoleRole {
+  if (!(CONSOLE_ROLES as readonly string[]).includes(text)) throw badRequest(`--role must be one of ${CONSOLE_ROLES.join(', ')}`);
+  return text as ConsoleRole;
+}
+
+/** Where invitation links point when TMS_PUBLIC_URL is unset: the address the service listens on. */
+function listenOrigin(ctx: Context<OperatorCaller>): string {
+  const { host, port } = ctx.parts.config;
+  const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
+}
+
 function parseTemplateFile(file: string): Omit<RegisterTemplateInput, never> {
   const input = JSON.parse(readFileSync(file, 'utf8')) as RegisterTemplateInput;
   if (!TEMPLATE_STATUSES.includes(input.status as TemplateStatus)) throw badRequest(`status must be one of ${TEMPLATE_STATUSES.join(', ')}`);
@@ -127,6 +151,16 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
   }
   const { values, positionals } = parsed;
   const [resource, verb, ...args] = positionals;
+  // `activity WORKSPACE_ID` has no verb: the log is all there is to do with it.
+  if (resource === 'activity') {
+    const input = {
+      workspaceId: positional(positionals, 1, 'workspace id'),
+      limit: values.limit ? wholeNumber(optional(values, 'limit'), '--limit') : undefined,
+      offset: values.offset ? wholeNumber(optional(values, 'offset'), '--offset') : undefined,
+    };
+    if (input.limit !== undefined && (input.limit < 1 || input.limit > 200)) throw badRequest('--limit must be 1 to 200');
+    return presentActivityForOperator(await readWorkspaceActivity({ ctx, input }));
+  }
   const command = `${resource ?? ''} ${verb ?? ''}`;
   switch (command) {
     case 'workspaces create': {
@@ -229,6 +263,12 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
       const input = { failed_since: required(values, 'since'), workspace_id: optional(values, 'workspace') };
       return presentFailedRedelivery(await redeliverFailedWebhooks({ ctx, input }));
     }
+    case 'users invite': {
+      const input = { workspaceId: positional(args, 0, 'workspace id'), email: required(values, 'email'), role: parseRole(required(values, 'role')), origin: listenOrigin(ctx) };
+      return presentInvitation(await inviteConsoleUser({ ctx, input }));
+    }
+    case 'users list':
+      return presentTeamForOperator(await listTeam({ ctx, input: { workspaceId: positional(args, 0, 'workspace id') } }));
     default:
       throw badRequest(`unknown command "tms admin ${command.trim()}"\n\n${ADMIN_USAGE}`);
   }
@@ -249,7 +289,9 @@ export function formatForHumans(result: unknown): string {
     const rows = list[1] as Record<string, unknown>[];
     const header = entries.filter(([name, value]) => !Array.isArray(value) && name !== 'count').map(([name, value]) => `${name}: ${formatValue(value)}`);
     if (rows.length === 0) return [...header, `(no ${list[0]})`].join('\n');
-    const columns = Object.keys(rows[0]!).filter((column) => typeof rows[0]![column] !== 'object' || rows[0]![column] === null);
+    // Lists inside rows (scopes, params) would make the table unreadable; small records (who did
+    // something, a change's before and after) are shown as JSON.
+    const columns = Object.keys(rows[0]!).filter((column) => !Array.isArray(rows[0]![column]));
     const widths = columns.map((column) => Math.max(column.length, ...rows.map((row) => formatValue(row[column]).length)));
     const line = (cells: string[]) => cells.map((cell, index) => cell.padEnd(widths[index]!)).join('  ').trimEnd();
     return [...header, line(columns), ...rows.map((row) => line(columns.map((column) => formatValue(row[column]))))].join('\n');

@@ -20,6 +20,8 @@ function cell(text: string): string {
 function defaultCell(variable: Variable): string {
   if (!('default' in variable)) return variable.whenUnset;
   const value = Array.isArray(variable.default) ? variable.default.join(',') : String(variable.default);
+  // An empty default means "unset", which the note explains.
+  if (value === '' && variable.defaultNote !== undefined) return variable.defaultNote;
   return variable.defaultNote === undefined ? `\`${value}\`` : `\`${value}\` (${variable.defaultNote})`;
 }
 

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { ConfigError } from './config-error.ts';
 import { CROSS_FIELD_RULES } from './cross-field-rules.ts';
 import { readVariable, type Environment } from './read-variable.ts';
-import { CONFIG_VARIABLES, VARIABLE_NAMES, type VariableValues } from './variables.ts';
+import { CONFIG_VARIABLES, HOUR_MS, MINUTE_MS, VARIABLE_NAMES, type VariableValues } from './variables.ts';
 
 export { ConfigError } from './config-error.ts';
 export { parseMasterKey } from './master-key.ts';
@@ -26,6 +26,8 @@ export interface Config {
   readonly accessLog: boolean;
   readonly demoSeed: boolean;
   readonly allowPrivateWebhookTargets: boolean;
+  /** Behind a reverse proxy: the client's address and protocol come from its X-Forwarded-* headers. */
+  readonly trustProxy: boolean;
   /** Limits on slow clients: the whole request, its headers, and an idle keep-alive connection. */
   readonly http: { readonly requestTimeoutMs: number; readonly headersTimeoutMs: number; readonly keepAliveTimeoutMs: number };
   /** The delivery-report webhook sender. */
@@ -52,6 +54,15 @@ export interface Config {
    * long a failed lookup is remembered before the platform is asked again.
    */
   readonly platformQuota: { readonly cacheMs: number; readonly retryMs: number };
+  /** The customers' console: where people reach it (null: the listen address), session and invitation lifetimes. */
+  readonly console: ConsoleSettings;
+}
+
+export interface ConsoleSettings {
+  readonly publicUrl: string | null;
+  readonly sessionIdleMs: number;
+  readonly sessionMaxMs: number;
+  readonly invitationMs: number;
 }
 
 export interface WebhookSettings {
@@ -106,6 +117,7 @@ export function parseConfig(env: Environment = process.env): Config {
     accessLog: values.TMS_ACCESS_LOG,
     demoSeed: values.TMS_DEMO_SEED,
     allowPrivateWebhookTargets: values.TMS_WEBHOOK_ALLOW_PRIVATE,
+    trustProxy: values.TMS_TRUST_PROXY,
     http: Object.freeze({
       requestTimeoutMs: values.TMS_HTTP_REQUEST_TIMEOUT_MS,
       headersTimeoutMs: values.TMS_HTTP_HEADERS_TIMEOUT_MS,
@@ -139,5 +151,11 @@ export function parseConfig(env: Environment = process.env): Config {
     templateSyncMs: values.TMS_TEMPLATE_SYNC_MS,
     deliveryCheckAfterMs: values.TMS_DELIVERY_CHECK_AFTER_MS,
     platformQuota: Object.freeze({ cacheMs: values.TMS_PLATFORM_QUOTA_CACHE_MS, retryMs: values.TMS_PLATFORM_QUOTA_RETRY_MS }),
+    console: Object.freeze({
+      publicUrl: values.TMS_PUBLIC_URL === '' ? null : values.TMS_PUBLIC_URL,
+      sessionIdleMs: values.TMS_CONSOLE_SESSION_IDLE_MINUTES * MINUTE_MS,
+      sessionMaxMs: values.TMS_CONSOLE_SESSION_HOURS * HOUR_MS,
+      invitationMs: values.TMS_CONSOLE_INVITATION_HOURS * HOUR_MS,
+    }),
   });
 }

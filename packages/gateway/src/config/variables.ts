@@ -5,8 +5,8 @@
  */
 import type { ValueOf, Variable } from './variable-kinds.ts';
 
-const MINUTE_MS = 60_000;
-const HOUR_MS = 60 * MINUTE_MS;
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 60 * MINUTE_MS;
 const DAY_MS = 24 * HOUR_MS;
 
 export const CONFIG_VARIABLES = {
@@ -125,6 +125,40 @@ export const CONFIG_VARIABLES = {
     max: 3650,
     meaning:
       'Finished delivery reports (delivered, failed, cancelled) and their attempt logs are deleted after this many days (checked hourly by every worker); pending ones are kept. A failed report can be redelivered until then',
+  },
+  TMS_PUBLIC_URL: {
+    kind: 'httpUrl',
+    default: '',
+    defaultNote: '`http://HOST:PORT`',
+    meaning:
+      'The address people reach the service at (`https://tms.example.vn` behind a TLS proxy): console invitation links start with it, and console cookies are `Secure` when it is https',
+  },
+  TMS_TRUST_PROXY: {
+    kind: 'boolean',
+    default: false,
+    meaning:
+      'Set it behind a reverse proxy (TLS, load balancer): client addresses (console sign-in throttling) come from `X-Forwarded-For` and the protocol from `X-Forwarded-Proto`. Leave it off when clients reach the gateway directly, or they could pose as any address',
+  },
+  TMS_CONSOLE_SESSION_IDLE_MINUTES: {
+    kind: 'integer',
+    default: 30,
+    min: 1,
+    max: 1440,
+    meaning: 'A console session ends after this many minutes without a request',
+  },
+  TMS_CONSOLE_SESSION_HOURS: {
+    kind: 'integer',
+    default: 12,
+    min: 1,
+    max: 720,
+    meaning: 'A console session ends this many hours after sign-in, however active',
+  },
+  TMS_CONSOLE_INVITATION_HOURS: {
+    kind: 'integer',
+    default: 72,
+    min: 1,
+    max: 720,
+    meaning: 'How long a console invitation link (to set a password) can be used',
   },
   ZNS_OAUTH_URL: { kind: 'httpUrl', default: 'https://oauth.zaloapp.com', meaning: 'ZNS OAuth v4 host (token refresh)' },
   ZNS_API_URL: {

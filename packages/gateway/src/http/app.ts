@@ -13,8 +13,10 @@ import { RateLimiter } from './plugins/rate-limit.ts';
 import { generateRequestId, registerRequestId } from './plugins/request-id.ts';
 import { registerResponseHeaders } from './plugins/response-headers.ts';
 import type { App, RouteDependencies } from './route-support.ts';
+import { registerConsole } from './console/register.ts';
 import { registerAdminApiKeys } from './routes/admin/api-keys.ts';
 import { registerAdminCatalog } from './routes/admin/catalog.ts';
+import { registerAdminUsers } from './routes/admin/users.ts';
 import { registerAdminWebhookDeliveries } from './routes/admin/webhook-deliveries.ts';
 import { registerAdminWorkspaces } from './routes/admin/workspaces.ts';
 import { registerHealth } from './routes/health.ts';
@@ -53,6 +55,7 @@ export async function buildApp(parts: AppParts): Promise<App> {
     // Access logs cost CPU at thousands of requests per second: on only when asked (TMS_ACCESS_LOG).
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: !config.accessLog }),
     return503OnClosing: false,
+    trustProxy: config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     // Failures Node and the router answer on their own get the contract's error body too.
     frameworkErrors: answerFrameworkError,
@@ -95,6 +98,7 @@ export async function buildApp(parts: AppParts): Promise<App> {
   registerListOas(app, route);
   registerGetQuota(app, route);
   await registerPlatformEvents(app, route);
+  registerConsole(app, route);
 
   await app.register(async (operator) => {
     const adminToken = config.adminToken;
@@ -105,6 +109,7 @@ export async function buildApp(parts: AppParts): Promise<App> {
     registerAdminApiKeys(scoped, route);
     registerAdminCatalog(scoped, route);
     registerAdminWebhookDeliveries(scoped, route);
+    registerAdminUsers(scoped, route);
   });
   return app;
 }

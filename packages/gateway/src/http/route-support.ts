@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import { sha256Hex } from '../lib/crypto.ts';
-import type { ApiKeyCaller, Caller, Context, OperatorCaller } from '../services/context.ts';
+import type { ApiKeyCaller, Caller, ConsoleUserCaller, Context, OperatorCaller } from '../services/context.ts';
 import { ApiError } from '../services/errors.ts';
 import type { IdempotencyInput } from '../services/idempotency.ts';
 import type { RateLimiter } from './plugins/rate-limit.ts';
@@ -25,9 +25,20 @@ export function apiContextOf(request: FastifyRequest, route: RouteDependencies):
   return route.contextFor(request.caller, requestLog(request));
 }
 
+/** The context of a /console/api request whose session the route's guard (requireConsoleRole) checked. */
+export function consoleContextOf(request: FastifyRequest, route: RouteDependencies): Context<ConsoleUserCaller> {
+  if (!request.consoleSession) throw new Error('route is missing its console guard');
+  return route.contextFor(request.consoleSession.caller, requestLog(request));
+}
+
 /** The context of an /admin/v1 request (its guard checked the operator token). */
 export function operatorContextOf(request: FastifyRequest, route: RouteDependencies): Context<OperatorCaller> {
   return route.contextFor(OPERATOR, requestLog(request));
+}
+
+/** Where this request reached the service (scheme and host), e.g. for links when TMS_PUBLIC_URL is unset. */
+export function requestOrigin(request: FastifyRequest): string {
+  return `${request.protocol}://${request.headers.host ?? 'localhost'}`;
 }
 
 export function requestLog(request: FastifyRequest): Logger {

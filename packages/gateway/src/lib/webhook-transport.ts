@@ -47,6 +47,8 @@ export interface WebhookPost {
   url: string;
   body: Buffer;
   headers: Record<string, string>;
+  /** Answer the start of the receiver's body too, up to this many bytes (the console's test report shows it). */
+  keepAnswerBytes?: number;
 }
 
 export interface WebhookAnswer {
@@ -57,6 +59,8 @@ export interface WebhookAnswer {
   latencyMs: number;
   /** Cut short because the worker is stopping: the attempt does not count. */
   aborted?: boolean;
+  /** The start of the answer's body, when the post asked for it (keepAnswerBytes). */
+  answerBody?: string;
 }
 
 function describeFailure(error: unknown, timedOut: boolean, timeoutMs: number): string {
@@ -69,14 +73,14 @@ function describeFailure(error: unknown, timedOut: boolean, timeoutMs: number): 
   return typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message;
 }
 
-/** Reads at most RESPONSE_READ_LIMIT_BYTES of a refusing answer; returns its start as text. */
-async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<string> {
+/** Reads at most RESPONSE_READ_LIMIT_BYTES of an answer; returns (at least) its first `keepBytes` bytes. */
+async function readStart(body: Dispatcher.ResponseData['body'], keepBytes: number): Promise<Buffer> {
   const kept: Buffer[] = [];
   let keptBytes = 0;
   let size = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (keptBytes < ERROR_BODY_EXCERPT_CHARS) {
+    if (keptBytes < keepBytes) {
       kept.push(chunk);
       keptBytes += chunk.length;
     }
@@ -86,8 +90,10 @@ async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<strin
       break;
     }
   }
-  return Buffer.concat(kept).toString('utf8').slice(0, ERROR_BODY_EXCERPT_CHARS).trim();
+  return Buffer.concat(kept);
 }
+
+const textOf = (bytes: Buffer, limit: number): string => bytes.subarray(0, limit).toString('utf8');
 
 export class WebhookTransport {
   private readonly agent: Agent;
@@ -135,14 +141,21 @@ export class WebhookTransport {
         signal: abort.signal,
       });
       const statusCode = response.statusCode;
+      const keep = input.keepAnswerBytes;
       if (statusCode >= 200 && statusCode < 300) {
+        if (keep !== undefined) {
+          const start = await readStart(response.body, keep).catch(() => Buffer.alloc(0));
+          return { statusCode, error: null, latencyMs: elapsed(), answerBody: textOf(start, keep) };
+        }
         // The 2xx status is the acknowledgement; the body is read (up to the limit) only so the
         // keep-alive connection can be reused, and a body that never ends does not undo it.
         await response.body.dump({ limit: RESPONSE_READ_LIMIT_BYTES }).catch(() => undefined);
         return { statusCode, error: null, latencyMs: elapsed() };
       }
-      const excerpt = await readExcerpt(response.body).catch(() => '');
-      return { statusCode, error: `HTTP ${statusCode}${excerpt ? `: ${excerpt}` : ''}`, latencyMs: elapsed() };
+      const start = await readStart(response.body, Math.max(ERROR_BODY_EXCERPT_CHARS, keep ?? 0)).catch(() => Buffer.alloc(0));
+      const excerpt = start.toString('utf8').slice(0, ERROR_BODY_EXCERPT_CHARS).trim();
+      const answer: WebhookAnswer = { statusCode, error: `HTTP ${statusCode}${excerpt ? `: ${excerpt}` : ''}`, latencyMs: elapsed() };
+      return keep === undefined ? answer : { ...answer, answerBody: textOf(start, keep) };
     } catch (error) {
       if (this.stopped && !timedOut) return { statusCode: null, error: 'aborted: the worker is stopping', latencyMs: elapsed(), aborted: true };
       return { statusCode: null, error: describeFailure(error, timedOut, this.settings.timeoutMs), latencyMs: elapsed() };

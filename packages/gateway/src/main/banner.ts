@@ -1,7 +1,7 @@
 import type { Config } from '../config/config.ts';
-import type { DemoCredentials } from '../services/demo.ts';
+import type { DemoCredentials, DemoOwner } from '../services/demo.ts';
 
-/** What `tms start` prints: where it listens, how to reach the operator API, and the demo's curl lines. */
+/** What `tms start` prints: where it listens, how to reach the operator API, and the demo's console sign-in and curl lines. */
 export function printStartBanner(input: {
   config: Config;
   url: string;
@@ -9,8 +9,9 @@ export function printStartBanner(input: {
   secretsFile: string | null;
   adminTokenFromFile: boolean;
   demo: DemoCredentials | null;
+  demoOwner?: DemoOwner | null;
 }): void {
-  const { config, url, generated, secretsFile, adminTokenFromFile, demo } = input;
+  const { config, url, generated, secretsFile, adminTokenFromFile, demo, demoOwner } = input;
   const lines = [
     '',
     `TMS gateway listening on ${url}`,
@@ -24,6 +25,7 @@ export function printStartBanner(input: {
     lines.push(
       '',
       `Demo workspace ${demo.workspaceId}${demo.created ? ' (created now)' : ''}: 1,000,000 VND, sender account 4318269720189301001, templates 250001-250003`,
+      ...consoleSignIn(url, demoOwner ?? null),
       `  export TMS_API_KEY=${demo.apiKey}`,
       `  curl -s ${url}/api/v1/templates -H "Authorization: Bearer $TMS_API_KEY"`,
       `  curl -s ${url}/api/v1/messages/send -H "Authorization: Bearer $TMS_API_KEY" -H 'Content-Type: application/json' \\`,
@@ -34,6 +36,15 @@ export function printStartBanner(input: {
     );
   }
   console.log(`${lines.join('\n')}\n`);
+}
+
+/** The console's address and the demo owner's sign-in. */
+function consoleSignIn(url: string, owner: DemoOwner | null): string[] {
+  if (!owner) return [];
+  return [
+    `  console:  ${url}/console`,
+    `            e-mail ${owner.email}   password ${owner.password ?? '(changed since it was generated)'}`,
+  ];
 }
 
 /** Where the demo key's delivery reports can go: a local `tms-client listen`, when private targets are allowed. */

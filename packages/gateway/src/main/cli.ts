@@ -2,7 +2,7 @@ import pino from 'pino';
 import { ADMIN_USAGE, formatForHumans, runAdminCommand } from '../cli/admin-commands.ts';
 import { ConfigError, parseConfig, type Config } from '../config/config.ts';
 import { resolveSecrets } from '../config/secrets.ts';
-import { ensureDemoWorkspace } from '../services/demo.ts';
+import { ensureDemoOwner, ensureDemoWorkspace } from '../services/demo.ts';
 import { ApiError } from '../services/errors.ts';
 import { LogOutput } from './log-output.ts';
 import { createRuntime } from './runtime.ts';
@@ -69,10 +69,12 @@ async function serve(roles: { api: boolean; worker: boolean }, withDemo: boolean
   const output = new LogOutput();
   const log = pino({ level: config.logLevel }, output);
   const runtime = await createRuntime(config, { log });
-  const demo = withDemo && config.database.kind === 'sqlite' && config.demoSeed ? await ensureDemoWorkspace({ ctx: runtime.contextFor({ kind: 'operator' }), input: {} }) : null;
+  const operator = runtime.contextFor({ kind: 'operator' });
+  const demo = withDemo && config.database.kind === 'sqlite' && config.demoSeed ? await ensureDemoWorkspace({ ctx: operator, input: {} }) : null;
+  const demoOwner = demo ? await ensureDemoOwner({ ctx: operator, input: { workspaceId: demo.workspaceId } }) : null;
   const service = await startService(runtime, roles);
   stopOnSignals(service, log, output, shutdownDeadlineMs(config));
-  if (roles.api) printStartBanner({ config, url: service.url!, generated, secretsFile, adminTokenFromFile, demo });
+  if (roles.api) printStartBanner({ config, url: service.url!, generated, secretsFile, adminTokenFromFile, demo, demoOwner });
   log.info({ roles, store: runtime.store.dialect, migrations: runtime.appliedMigrations }, 'tms started');
 }
 

@@ -1,3 +1,5 @@
+import { MessageCounts } from '../caches/message-counts.ts';
+import { SignInThrottle } from '../caches/sign-in-throttle.ts';
 import pino, { type Logger } from 'pino';
 import { AccessTokens } from '../caches/access-tokens.ts';
 import { ApiKeyCache } from '../caches/api-keys.ts';
@@ -72,6 +74,8 @@ export async function createRuntime(config: Config, options: { log?: Logger; clo
     deliveryEventWriter: createDeliveryEventWriter(store),
     metrics: new Metrics(store, clock),
     idempotencyKeysInFlight: new Set(),
+    signInThrottle: new SignInThrottle(clock),
+    messageCounts: new MessageCounts(store, clock),
   };
   const servers: Stoppable[] = [];
   const loops: Stoppable[] = [];

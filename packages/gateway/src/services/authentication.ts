@@ -23,5 +23,6 @@ export async function authenticateApiKey({ ctx, input }: VerbCall<AnonymousCalle
   if (!key || !timingSafeEqual(key.hash, Buffer.from(hash, 'hex')) || key.row.revoked_at !== null) throw new ApiError('unauthenticated', 'invalid or revoked API key');
   if (key.row.workspace_status !== 'active') throw new ApiError('workspace_suspended', 'workspace is suspended');
   if (!key.scopes.includes(input.scope)) throw new ApiError('forbidden_scope', `API key lacks the ${input.scope} scope`);
+  ctx.parts.apiKeys.recordUse(key.row.id);
   return { kind: 'api_key', workspaceId: key.row.workspace_id, apiKeyId: key.row.id, scopes: key.scopes, rateLimitPerSecond: key.row.rate_limit_per_second };
 }

@@ -4,14 +4,14 @@ import type { SenderAccountRow, TemplateStatus } from '../store/schema.ts';
 import { listSenderAccounts } from '../store/sender-accounts.ts';
 import { listTemplates as selectTemplates, type TemplateWithOaName } from '../store/templates.ts';
 import { dailyQuotaOn } from '../caches/platform-quota.ts';
-import type { ApiKeyCaller, VerbCall } from './context.ts';
+import type { WorkspaceCaller, VerbCall } from './context.ts';
 import { ApiError } from './errors.ts';
 
-export async function listTemplates({ ctx, input }: VerbCall<ApiKeyCaller, { status?: TemplateStatus; oa_id?: string }>): Promise<TemplateWithOaName[]> {
+export async function listTemplates({ ctx, input }: VerbCall<WorkspaceCaller, { status?: TemplateStatus; oa_id?: string }>): Promise<TemplateWithOaName[]> {
   return selectTemplates(ctx.store.db, ctx.caller.workspaceId, { status: input.status, oaId: input.oa_id });
 }
 
-export async function listOas({ ctx }: VerbCall<ApiKeyCaller, Record<string, never>>): Promise<SenderAccountRow[]> {
+export async function listOas({ ctx }: VerbCall<WorkspaceCaller, Record<string, never>>): Promise<SenderAccountRow[]> {
   return listSenderAccounts(ctx.store.db, ctx.caller.workspaceId);
 }
 
@@ -34,7 +34,7 @@ export interface QuotaToday {
  * (sent or still queued). When the platform cannot be asked for one account, that entry carries
  * `error` and falls back to the account's configured daily_quota; the others are unaffected.
  */
-export async function readQuota({ ctx, input: query }: VerbCall<ApiKeyCaller, { oa_id?: string }>): Promise<QuotaToday[]> {
+export async function readQuota({ ctx, input: query }: VerbCall<WorkspaceCaller, { oa_id?: string }>): Promise<QuotaToday[]> {
   const accounts = await listSenderAccounts(ctx.store.db, ctx.caller.workspaceId, query.oa_id);
   if (query.oa_id !== undefined && accounts.length === 0) throw new ApiError('sender_account_not_found', `sender account ${query.oa_id} not found`);
   // Platform lookups first (they may wait for a first answer), then our reservations, read last so

@@ -4,12 +4,15 @@ import type { ApiKeyCache } from '../caches/api-keys.ts';
 import type { Catalog } from '../caches/catalog.ts';
 import type { EventSigners } from '../caches/event-signers.ts';
 import type { PlatformQuota } from '../caches/platform-quota.ts';
+import type { SignInThrottle } from '../caches/sign-in-throttle.ts';
+import type { MessageCounts } from '../caches/message-counts.ts';
 import type { Config } from '../config/config.ts';
 import type { AcceptanceWriter } from '../infrastructure/acceptance-writer.ts';
 import type { DeliveryEventWriter } from '../infrastructure/delivery-event-writer.ts';
 import type { Metrics } from '../infrastructure/metrics.ts';
 import type { ZnsClient } from '../platform/zns-client.ts';
 import type { Store } from '../store/database.ts';
+import type { ConsoleRole } from '../store/schema.ts';
 
 /**
  * The process's long-lived parts, each built once and owned by the runtime (main/runtime.ts),
@@ -39,6 +42,10 @@ export interface ServiceParts {
   readonly metrics: Metrics;
   /** Idempotency keys being worked on in this process: a second request with one is 409. */
   readonly idempotencyKeysInFlight: Set<string>;
+  /** Failed console sign-ins per account and per address. */
+  readonly signInThrottle: SignInThrottle;
+  /** The console overview's message counts, kept briefly for busy workspaces. */
+  readonly messageCounts: MessageCounts;
 }
 
 /** A public API request, authenticated by an API key of a workspace. */
@@ -48,6 +55,18 @@ export interface ApiKeyCaller {
   readonly apiKeyId: string;
   readonly scopes: readonly string[];
 }
+
+/** A person signed in to the console (/console/api), a member of one workspace with a role. */
+export interface ConsoleUserCaller {
+  readonly kind: 'console_user';
+  readonly workspaceId: string;
+  readonly userId: string;
+  readonly email: string;
+  readonly role: ConsoleRole;
+}
+
+/** Whoever acts inside one workspace: its API keys and its console users. */
+export type WorkspaceCaller = ApiKeyCaller | ConsoleUserCaller;
 
 /** The operator: /admin/v1 with the operator token, or `tms admin` on the machine. */
 export interface OperatorCaller {
@@ -70,7 +89,7 @@ export interface TaskCaller {
   readonly task: string;
 }
 
-export type Caller = ApiKeyCaller | OperatorCaller | PlatformCaller | AnonymousCaller | TaskCaller;
+export type Caller = ApiKeyCaller | ConsoleUserCaller | OperatorCaller | PlatformCaller | AnonymousCaller | TaskCaller;
 
 /** What every verb is given with its input: who asks, and the process's parts to answer with. */
 export interface Context<C extends Caller = Caller> {

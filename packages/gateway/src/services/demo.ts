@@ -1,7 +1,12 @@
+import { createHmac } from 'node:crypto';
 import { decryptSecret } from '../lib/crypto.ts';
+import { createSortableId } from '../lib/ids.ts';
+import { hashPassword, verifyPassword } from '../lib/passwords.ts';
 import { listApiKeys } from '../store/api-keys.ts';
+import { findConsoleUserByEmail, insertConsoleUser } from '../store/console-users.ts';
 import { findDemoWorkspace, listLedger, listWorkspaces } from '../store/workspaces.ts';
 import { createApiKey } from './admin/api-keys.ts';
+import { requireMasterKey } from './admin/preconditions.ts';
 import { connectSenderAccount } from './admin/sender-accounts.ts';
 import { registerTemplate, type RegisterTemplateInput } from './admin/templates.ts';
 import { topUp } from './admin/wallets.ts';
@@ -102,4 +107,49 @@ async function completeDemoWorkspace(ctx: Context<OperatorCaller>, workspaceId: 
   for (const template of DEMO_TEMPLATES) await registerTemplate({ ctx, input: { ...template, oa_id: DEMO_SENDER_ACCOUNT.oa_id, workspaceId } });
   const key = await createApiKey({ ctx, input: { workspaceId, name: 'demo', scopes: ['messages:send', 'messages:read', 'templates:read'] } });
   return { workspaceId, apiKeyId: key.row.id, apiKey: key.secret, created: true };
+}
+
+export const DEMO_OWNER_EMAIL = 'owner@demo.tms.local';
+
+/** The demo owner's sign-in, for the start banner; the password is null when it is no longer the generated one. */
+export interface DemoOwner {
+  email: string;
+  password: string | null;
+}
+
+/**
+ * The demo owner's password. It is derived from the master key rather than stored: like the demo
+ * key (kept encrypted with that key), only whoever holds the master key can recover it, and every
+ * start of the same data directory prints the same one.
+ */
+function demoOwnerPassword(masterKey: Buffer, workspaceId: string): string {
+  return createHmac('sha256', masterKey).update(`tms demo console owner ${workspaceId}`).digest('base64url').slice(0, 20);
+}
+
+/**
+ * Gives the demo workspace a console owner who can sign in at once (no invitation), once; later
+ * calls find it and answer the same sign-in. An address taken by another workspace is left alone.
+ */
+export async function ensureDemoOwner({ ctx, input }: VerbCall<OperatorCaller, { workspaceId: string }>): Promise<DemoOwner | null> {
+  const password = demoOwnerPassword(requireMasterKey(ctx), input.workspaceId);
+  const existing = await findConsoleUserByEmail(ctx.store.db, DEMO_OWNER_EMAIL);
+  if (existing) {
+    if (existing.workspace_id !== input.workspaceId) return null;
+    const unchanged = existing.password_hash !== null && (await verifyPassword(password, existing.password_hash));
+    return { email: DEMO_OWNER_EMAIL, password: unchanged ? password : null };
+  }
+  const now = ctx.clock();
+  await insertConsoleUser(ctx.store.db, {
+    id: createSortableId('usr', now),
+    workspace_id: input.workspaceId,
+    email: DEMO_OWNER_EMAIL,
+    role: 'owner',
+    password_hash: await hashPassword(password),
+    invitation_hash: null,
+    invitation_expires_at: null,
+    last_sign_in_at: null,
+    created_at: now,
+    updated_at: now,
+  });
+  return { email: DEMO_OWNER_EMAIL, password };
 }

@@ -26,6 +26,12 @@ export const ERROR_CATALOGUE = {
       'The body, query or path does not match the schema (a missing or unknown field, a wrong type, a value out of range), or the HTTP request itself is malformed (a path that is not valid percent-encoded UTF-8, a bad request line or header, no Host header).',
     action: 'Fix the request as the message says; do not retry it unchanged.',
   },
+  invalid_webhook_url: {
+    status: 400,
+    meaning:
+      'Console: the webhook URL is not one the gateway posts to (not http or https, credentials in it, or a private, loopback or link-local address while TMS_WEBHOOK_ALLOW_PRIVATE is off). The operator API answers invalid_request for the same URLs.',
+    action: "Use your receiver's public address, preferably https.",
+  },
   invalid_json: {
     status: 400,
     meaning: 'The request body is not valid JSON.',
@@ -87,8 +93,13 @@ export const ERROR_CATALOGUE = {
   },
   unauthenticated: {
     status: 401,
-    meaning: 'The API key (or operator token) is missing, wrong or revoked.',
-    action: 'Send `Authorization: Bearer <key>` or `X-API-Key: <key>` with a live key.',
+    meaning: 'The API key (or operator token) is missing, wrong or revoked; in the console, there is no session or it has expired.',
+    action: 'Send `Authorization: Bearer <key>` or `X-API-Key: <key>` with a live key; in the console, sign in again.',
+  },
+  invalid_credentials: {
+    status: 401,
+    meaning: 'Console sign-in: the e-mail address or the password is wrong (the message does not say which).',
+    action: 'Check both and try again; after repeated failures sign-in is paused for a while (429).',
   },
   invalid_event_signature: {
     status: 401,
@@ -110,6 +121,16 @@ export const ERROR_CATALOGUE = {
     meaning: 'The API key does not have the scope this endpoint needs.',
     action: 'Use a key with the scope named in the message (messages:send, messages:read or templates:read).',
   },
+  csrf_failed: {
+    status: 403,
+    meaning: 'A console request that changes something came without the session\'s `X-CSRF-Token` header, with a wrong one, or from another origin.',
+    action: 'Send the `csrf_token` of GET /console/api/session in `X-CSRF-Token` with every change.',
+  },
+  forbidden_role: {
+    status: 403,
+    meaning: "The console user's role (owner, developer, viewer) does not allow this.",
+    action: 'Ask an owner of the workspace for a role that does.',
+  },
   workspace_suspended: {
     status: 403,
     meaning: 'The workspace is suspended by the operator.',
@@ -124,6 +145,16 @@ export const ERROR_CATALOGUE = {
     status: 404,
     meaning: "No message with this id in the key's workspace (a cancelled message is deleted and not found).",
     action: 'Check the msg_id; messages of another workspace are never visible.',
+  },
+  invitation_not_found: {
+    status: 404,
+    meaning: 'The console invitation link is unknown, already used or expired.',
+    action: 'Ask whoever invited you (an owner or the operator) for a new invitation.',
+  },
+  console_user_not_found: {
+    status: 404,
+    meaning: 'No console user with this id in your workspace.',
+    action: 'List the team to find the right id.',
   },
   template_not_found: {
     status: 404,
@@ -169,6 +200,16 @@ export const ERROR_CATALOGUE = {
     status: 409,
     meaning: 'The sender account is connected to another workspace (operator API).',
     action: 'Disconnect it there first.',
+  },
+  console_user_taken: {
+    status: 409,
+    meaning: 'A console user with this e-mail address exists already (an address belongs to one workspace).',
+    action: 'Use another address, or ask the operator to move the person.',
+  },
+  last_owner: {
+    status: 409,
+    meaning: 'The change would leave the workspace without an owner.',
+    action: 'Make someone else owner first.',
   },
   template_taken: {
     status: 409,

@@ -1,5 +1,5 @@
 import { deleteExpiredIdempotencyRecords, findIdempotencyResult, type IdempotencyClaim, type StoredIdempotencyResult } from '../store/idempotency.ts';
-import type { ApiKeyCaller, Context, TaskCaller, VerbCall } from './context.ts';
+import type { WorkspaceCaller, Context, TaskCaller, VerbCall } from './context.ts';
 import { ApiError } from './errors.ts';
 
 export type { IdempotencyClaim } from '../store/idempotency.ts';
@@ -40,7 +40,7 @@ function replay<Result>(record: StoredIdempotencyResult, input: IdempotencyInput
  * so retrying it simply tries again. `work` stores its result with the claim in its own transaction.
  */
 export async function runIdempotently<Result>(
-  ctx: Context<ApiKeyCaller>,
+  ctx: Context<WorkspaceCaller>,
   input: IdempotencyInput | undefined,
   work: (claim: IdempotencyClaim | null) => Promise<Result | typeof IDEMPOTENCY_CONFLICT>,
 ): Promise<IdempotentOutcome<Result>> {

@@ -5,11 +5,11 @@ import { claimIdempotencyKeys, idempotencyRecordOf } from '../store/idempotency.
 import { insertRows } from '../store/bulk-insert.ts';
 import { cancelQueuedMessage, findMessage, listMessages as selectMessages } from '../store/messages.ts';
 import type { MessageRow, MessageStatus } from '../store/schema.ts';
-import type { ApiKeyCaller, VerbCall } from './context.ts';
+import type { WorkspaceCaller, VerbCall } from './context.ts';
 import { ApiError } from './errors.ts';
 import { IDEMPOTENCY_CONFLICT, runIdempotently, type Idempotent, type IdempotentOutcome } from './idempotency.ts';
 
-export async function getMessage({ ctx, input }: VerbCall<ApiKeyCaller, { id: string }>): Promise<MessageRow> {
+export async function getMessage({ ctx, input }: VerbCall<WorkspaceCaller, { id: string }>): Promise<MessageRow> {
   const row = await findMessage(ctx.store.db, ctx.caller.workspaceId, input.id);
   if (!row) throw new ApiError('message_not_found', `message ${input.id} not found`);
   return row;
@@ -42,11 +42,11 @@ export interface MessagePage {
   hasMore: boolean;
 }
 
-export async function listMessages({ ctx, input: query }: VerbCall<ApiKeyCaller, ListQuery>): Promise<MessagePage> {
+export async function listMessages({ ctx, input: query }: VerbCall<WorkspaceCaller, ListQuery>): Promise<MessagePage> {
   const limit = query.limit ?? 50;
   const offset = query.offset ?? 0;
   const rows = await selectMessages(
-    ctx.store.db,
+    ctx.store,
     ctx.caller.workspaceId,
     {
       trackingId: query.tracking_id,
@@ -68,7 +68,7 @@ export interface CancelledMessage {
 }
 
 /** POST /messages/{id}/cancel: only a queued message; it is deleted and refunded in one transaction. */
-export async function cancelMessage({ ctx, input }: VerbCall<ApiKeyCaller, { id: string } & Idempotent>): Promise<IdempotentOutcome<CancelledMessage>> {
+export async function cancelMessage({ ctx, input }: VerbCall<WorkspaceCaller, { id: string } & Idempotent>): Promise<IdempotentOutcome<CancelledMessage>> {
   const { id } = input;
   const { store, clock } = ctx;
   return runIdempotently(ctx, input.idempotency, (claim) =>

@@ -4,7 +4,8 @@ import { parseDateTime, vietnamDay } from '../lib/vietnam-time.ts';
 import type { AcceptanceOutcome, AcceptanceRequest, AcceptedResult, Candidate, QuotaRule } from '../store/acceptances.ts';
 import type { MessageRow, SendMode, SenderAccountRow, TemplateRow } from '../store/schema.ts';
 import { dailyQuotaOn } from '../caches/platform-quota.ts';
-import type { ApiKeyCaller, Context, VerbCall } from './context.ts';
+import type { Context, VerbCall, WorkspaceCaller } from './context.ts';
+import { findApiKey } from '../store/api-keys.ts';
 import { ApiError, recipientError } from './errors.ts';
 import { IDEMPOTENCY_CONFLICT, runIdempotently, type IdempotencyClaim, type Idempotent, type IdempotentOutcome } from './idempotency.ts';
 import { findTemplateDataProblem, parseTemplateParams, type TemplateParam } from './template-data.ts';
@@ -13,9 +14,17 @@ const MAX_SCHEDULE_AHEAD_MS = 60 * 24 * 60 * 60 * 1000;
 
 export type { AcceptedResult, RecipientResult } from '../store/acceptances.ts';
 
-type ApiContext = Context<ApiKeyCaller>;
+type ApiContext = Context<WorkspaceCaller>;
 
-export interface SendInput extends Idempotent {
+/**
+ * For console sends only (the public API has no such field): the API key whose webhook gets the
+ * messages' delivery reports. Without it a console send gets no report.
+ */
+interface ReportKeyChoice {
+  api_key_id?: string;
+}
+
+export interface SendInput extends Idempotent, ReportKeyChoice {
   template_id: string;
   phone: string;
   template_data?: Record<string, string>;
@@ -24,7 +33,7 @@ export interface SendInput extends Idempotent {
   mode?: 'plain' | 'hashphone';
 }
 
-export interface BatchInput extends Idempotent {
+export interface BatchInput extends Idempotent, ReportKeyChoice {
   template_id: string;
   recipients: { phone?: string; template_data?: Record<string, string>; tracking_id?: string }[];
   send_at?: string;
@@ -42,7 +51,14 @@ interface Schedule {
   scheduledAt: number | null;
 }
 
+/** Who the messages are recorded as sent by: the key whose webhook gets their reports, and the source. */
+interface Sender {
+  apiKeyId: string;
+  source: MessageRow['source'];
+}
+
 interface SendTarget {
+  sender: Sender;
   template: TemplateRow;
   params: TemplateParam[];
   account: SenderAccountRow;
@@ -59,15 +75,29 @@ function resolveSchedule(sendAt: string | undefined, now: number): Schedule {
   return at <= now ? { dueAt: now, scheduledAt: null } : { dueAt: at, scheduledAt: at };
 }
 
-async function resolveTarget(ctx: ApiContext, templateId: string, sendAt: string | undefined): Promise<SendTarget> {
+/**
+ * An API key sends as itself. A console user sends as the key it names (its webhook gets the
+ * reports), or as itself with no report: a console message's api_key_id is then the user's id.
+ */
+async function resolveSender(ctx: ApiContext, reportKeyId: string | undefined): Promise<Sender> {
+  const { caller } = ctx;
+  if (caller.kind === 'api_key') return { apiKeyId: caller.apiKeyId, source: 'api' };
+  if (reportKeyId === undefined) return { apiKeyId: caller.userId, source: 'console' };
+  const key = await findApiKey(ctx.store.db, reportKeyId);
+  if (!key || key.workspace_id !== caller.workspaceId || key.revoked_at !== null) throw new ApiError('api_key_not_found', `API key ${reportKeyId} not found`);
+  return { apiKeyId: key.id, source: 'console' };
+}
+
+async function resolveTarget(ctx: ApiContext, templateId: string, sendAt: string | undefined, reportKeyId?: string): Promise<SendTarget> {
   const { catalog } = ctx.parts;
   const template = await catalog.template(ctx.caller.workspaceId, templateId);
   if (!template) throw new ApiError('template_not_found', `template ${templateId} not found`);
   if (template.status !== 'ENABLE') throw new ApiError('template_not_enabled', `template ${templateId} is ${template.status}; only ENABLE templates can be sent`);
   const account = await catalog.senderAccount(ctx.caller.workspaceId, template.oa_id);
   if (!account || account.status === 'disconnected') throw new ApiError('sender_account_not_connected', `sender account ${template.oa_id} of template ${templateId} is not connected`);
+  const sender = await resolveSender(ctx, reportKeyId);
   const now = ctx.clock();
-  return { template, params: parseTemplateParams(template.params), account, schedule: resolveSchedule(sendAt, now), now };
+  return { sender, template, params: parseTemplateParams(template.params), account, schedule: resolveSchedule(sendAt, now), now };
 }
 
 function buildMessage(
@@ -80,14 +110,14 @@ function buildMessage(
   return {
     id,
     workspace_id: ctx.caller.workspaceId,
-    api_key_id: ctx.caller.apiKeyId,
+    api_key_id: target.sender.apiKeyId,
     tracking_id: recipient.trackingId ?? id,
     status: 'queued',
     mode,
     phone: recipient.phone,
     carrier: recipient.phone === null ? null : carrierOf(recipient.phone),
     rsa_phone: recipient.rsaPhone,
-    source: 'api',
+    source: target.sender.source,
     template_id: target.template.template_id,
     oa_id: target.template.oa_id,
     template_data: JSON.stringify(recipient.templateData),
@@ -132,11 +162,11 @@ async function accept(ctx: ApiContext, path: 'send' | 'batch' | 'rsa', request: 
 }
 
 /** POST /messages/send: one message, charged and queued in one transaction. */
-export async function sendMessage({ ctx, input: body }: VerbCall<ApiKeyCaller, SendInput>): Promise<IdempotentOutcome<AcceptedResult>> {
+export async function sendMessage({ ctx, input: body }: VerbCall<WorkspaceCaller, SendInput>): Promise<IdempotentOutcome<AcceptedResult>> {
   return runIdempotently(ctx, body.idempotency, async (claim: IdempotencyClaim | null) => {
     const phone = normalizePhone(body.phone);
     if (phone === '') throw new ApiError('missing_phone', 'phone must contain a number');
-    const target = await resolveTarget(ctx, body.template_id, body.send_at);
+    const target = await resolveTarget(ctx, body.template_id, body.send_at, body.api_key_id);
     const templateData = body.template_data ?? {};
     const problem = findTemplateDataProblem(target.params, templateData);
     if (problem) throw new ApiError('invalid_template_data', `template_data: ${problem}`);
@@ -193,9 +223,9 @@ function templateDataError(target: SendTarget, data: Record<string, string>): st
 }
 
 /** POST /messages/batch: up to 500 recipients of one template; the wallet covers all or none. */
-export async function sendBatch({ ctx, input: body }: VerbCall<ApiKeyCaller, BatchInput>): Promise<IdempotentOutcome<AcceptedResult>> {
+export async function sendBatch({ ctx, input: body }: VerbCall<WorkspaceCaller, BatchInput>): Promise<IdempotentOutcome<AcceptedResult>> {
   return runIdempotently(ctx, body.idempotency, async (claim) => {
-    const target = await resolveTarget(ctx, body.template_id, body.send_at);
+    const target = await resolveTarget(ctx, body.template_id, body.send_at, body.api_key_id);
     const mode = body.mode ?? target.account.default_mode;
     const recipients = body.recipients.map((recipient): Candidate => {
       const phone = normalizePhone(recipient.phone ?? '');
@@ -222,7 +252,7 @@ function rsaPhoneError(rsaPhone: string | undefined): string | null {
 }
 
 /** POST /messages/rsa: like batch, but the phone is only ever held encrypted. */
-export async function sendRsa({ ctx, input: body }: VerbCall<ApiKeyCaller, RsaInput>): Promise<IdempotentOutcome<AcceptedResult>> {
+export async function sendRsa({ ctx, input: body }: VerbCall<WorkspaceCaller, RsaInput>): Promise<IdempotentOutcome<AcceptedResult>> {
   return runIdempotently(ctx, body.idempotency, async (claim) => {
     const target = await resolveTarget(ctx, body.template_id, body.send_at);
     const recipients = body.recipients.map((recipient): Candidate => {

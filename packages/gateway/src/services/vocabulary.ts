@@ -4,6 +4,9 @@ export {
   TEMPLATE_STATUSES,
   WEBHOOK_DELIVERY_STATUSES,
   type ApiKeyRow,
+  type AuditLogRow,
+  type ConsoleRole,
+  type ConsoleUserRow,
   type LedgerRow,
   type MessageRow,
   type MessageStatus,
@@ -14,3 +17,4 @@ export {
   type WorkspaceRow,
 } from '../store/schema.ts';
 export type { TemplateWithOaName } from '../store/templates.ts';
+export type { ConsoleUserWithWorkspace } from '../store/console-users.ts';

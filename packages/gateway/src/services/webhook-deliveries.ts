@@ -1,6 +1,7 @@
 /**
- * Operator verbs on delivery-report webhooks, shared by /admin/v1 and `tms admin webhooks`: list
+ * Verbs on delivery-report webhooks, shared by /admin/v1, `tms admin webhooks` and the console: list
  * and read deliveries with their attempt log, redeliver one, redeliver every failure since a time.
+ * The operator sees every workspace's; a console user only their own workspace's.
  * Also what a key change does to its deliveries still pending, and the retention purge.
  */
 import { parseDateTime } from '../lib/vietnam-time.ts';
@@ -18,7 +19,7 @@ import {
   REMOVED_URL_REASON,
   REVOKED_KEY_REASON,
 } from '../store/webhook-deliveries.ts';
-import type { Context, OperatorCaller, TaskCaller, VerbCall } from './context.ts';
+import type { ConsoleUserCaller, Context, OperatorCaller, TaskCaller, VerbCall } from './context.ts';
 import { ApiError, badRequest } from './errors.ts';
 
 /** A date-time given by the operator (ISO 8601; without an offset it is Vietnam time, as everywhere). */
@@ -27,6 +28,14 @@ function timeOf(text: string | undefined, name: string): number | undefined {
   const time = parseDateTime(text);
   if (time === null) throw new ApiError('invalid_date_range', `${name} must be an ISO 8601 date-time, got "${text}"`);
   return time;
+}
+
+/** Who reads and redelivers reports: the operator, or a console user within their workspace. */
+export type DeliveryManager = OperatorCaller | ConsoleUserCaller;
+
+/** The workspace a caller is confined to (undefined: the operator, every workspace) or asked for. */
+function workspaceScope(ctx: Context<DeliveryManager>, asked: string | undefined): string | undefined {
+  return ctx.caller.kind === 'console_user' ? ctx.caller.workspaceId : asked;
 }
 
 function isDeliveryStatus(value: string): value is WebhookDeliveryStatus {
@@ -45,12 +54,12 @@ export interface ListDeliveriesInput {
 }
 
 /** One page of deliveries, newest first. */
-export async function listWebhookDeliveries({ ctx, input }: VerbCall<OperatorCaller, ListDeliveriesInput>): Promise<WebhookDeliveryRow[]> {
+export async function listWebhookDeliveries({ ctx, input }: VerbCall<DeliveryManager, ListDeliveriesInput>): Promise<WebhookDeliveryRow[]> {
   if (input.status !== undefined && !isDeliveryStatus(input.status)) throw badRequest(`status must be one of ${WEBHOOK_DELIVERY_STATUSES.join(', ')}`);
   const limit = input.limit ?? 50;
   if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw badRequest('limit must be 1 to 500');
   return listDeliveries(ctx.store.db, {
-    workspaceId: input.workspace_id,
+    workspaceId: workspaceScope(ctx, input.workspace_id),
     status: input.status,
     since: timeOf(input.since, 'since'),
     until: timeOf(input.until, 'until'),
@@ -59,9 +68,11 @@ export async function listWebhookDeliveries({ ctx, input }: VerbCall<OperatorCal
   });
 }
 
-async function requireDelivery(ctx: Context, id: string): Promise<WebhookDeliveryRow> {
+async function requireDelivery(ctx: Context<DeliveryManager>, id: string): Promise<WebhookDeliveryRow> {
   const row = await findDelivery(ctx.store.db, id);
-  if (!row) throw new ApiError('webhook_delivery_not_found', `webhook delivery ${id} not found`);
+  const scope = workspaceScope(ctx, undefined);
+  // Another workspace's delivery answers exactly like one that does not exist.
+  if (!row || (scope !== undefined && row.workspace_id !== scope)) throw new ApiError('webhook_delivery_not_found', `webhook delivery ${id} not found`);
   return row;
 }
 
@@ -76,7 +87,7 @@ async function withLog(ctx: Context, delivery: WebhookDeliveryRow): Promise<Deli
 }
 
 /** One delivery with the exact body it sends and its attempt log. */
-export async function getWebhookDelivery({ ctx, input }: VerbCall<OperatorCaller, { id: string }>): Promise<DeliveryWithLog> {
+export async function getWebhookDelivery({ ctx, input }: VerbCall<DeliveryManager, { id: string }>): Promise<DeliveryWithLog> {
   return withLog(ctx, await requireDelivery(ctx, input.id));
 }
 
@@ -92,7 +103,7 @@ function keyProblem(key: Pick<ApiKeyRow, 'revoked_at' | 'webhook_url'> | undefin
  * key's current URL, with the full retry ladder. 409 while it is pending or when its key cannot
  * send; the delivery id and body stay the same.
  */
-export async function redeliverWebhook({ ctx, input }: VerbCall<OperatorCaller, { id: string }>): Promise<DeliveryWithLog> {
+export async function redeliverWebhook({ ctx, input }: VerbCall<DeliveryManager, { id: string }>): Promise<DeliveryWithLog> {
   const { id } = input;
   const row = await requireDelivery(ctx, id);
   if (row.status === 'pending') throw new ApiError('webhook_delivery_pending', `webhook delivery ${id} is pending already`);
@@ -114,10 +125,10 @@ export interface FailedRedelivery {
 }
 
 /** Every delivery that failed at or after `failed_since` (optionally one workspace's) again. */
-export async function redeliverFailedWebhooks({ ctx, input }: VerbCall<OperatorCaller, { failed_since: string; workspace_id?: string }>): Promise<FailedRedelivery> {
+export async function redeliverFailedWebhooks({ ctx, input }: VerbCall<DeliveryManager, { failed_since: string; workspace_id?: string }>): Promise<FailedRedelivery> {
   const since = timeOf(input.failed_since, 'failed_since');
   if (since === undefined) throw badRequest('failed_since is required');
-  const result = await redeliverFailedSince(ctx.store, { since, workspaceId: input.workspace_id, now: ctx.clock() });
+  const result = await redeliverFailedSince(ctx.store, { since, workspaceId: workspaceScope(ctx, input.workspace_id), now: ctx.clock() });
   return { redelivered: result.redelivered, skipped: result.skipped, failedSince: since };
 }
 
@@ -125,7 +136,7 @@ export async function redeliverFailedWebhooks({ ctx, input }: VerbCall<OperatorC
  * After a key change: revoking it or removing its URL cancels its pending deliveries (a revoked
  * key's webhooks stop); a new URL readdresses them. Failed ones wait for a redelivery.
  */
-export async function applyKeyChangeToDeliveries({ ctx, input }: VerbCall<OperatorCaller, { before: ApiKeyRow; after: ApiKeyRow }>): Promise<void> {
+export async function applyKeyChangeToDeliveries({ ctx, input }: VerbCall<DeliveryManager, { before: ApiKeyRow; after: ApiKeyRow }>): Promise<void> {
   const { before, after } = input;
   const now = ctx.clock();
   if (after.revoked_at !== null && before.revoked_at === null) {

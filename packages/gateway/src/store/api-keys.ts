@@ -29,7 +29,20 @@ export async function listApiKeys(db: Kysely<Database>, workspaceId: string): Pr
 export async function updateApiKey(
   db: Kysely<Database>,
   id: string,
-  changes: Partial<Pick<ApiKeyRow, 'revoked_at' | 'webhook_url' | 'rate_limit_per_second'>>,
+  changes: Partial<Pick<ApiKeyRow, 'name' | 'revoked_at' | 'webhook_url' | 'rate_limit_per_second'>>,
 ): Promise<ApiKeyRow | undefined> {
   return db.updateTable('api_keys').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
+}
+
+/**
+ * Records that a key was used (for the console's key list). Written at most once a minute per key
+ * by each process (ApiKeyCache), and never moved backwards by a process whose clock is behind.
+ */
+export async function recordApiKeyUse(db: Kysely<Database>, id: string, now: number): Promise<void> {
+  await db
+    .updateTable('api_keys')
+    .set({ last_used_at: now })
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', now)]))
+    .execute();
 }

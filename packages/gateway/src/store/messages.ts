@@ -1,6 +1,6 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { refundMessages } from './acceptances.ts';
-import type { Transaction } from './database.ts';
+import type { Store, Transaction } from './database.ts';
 import type { Database, MessageRow, MessageStatus } from './schema.ts';
 
 export async function findMessage(db: Kysely<Database>, workspaceId: string, id: string): Promise<MessageRow | undefined> {
@@ -17,27 +17,44 @@ export interface MessageFilter {
   to?: number;
 }
 
+/**
+ * The index SQLite must read for a filter: the first filter of this list that is given. SQLite
+ * keeps no statistics here (the gateway runs no ANALYZE), and without them it prefers the index
+ * that yields created_at order (messages_by_workspace_time) and filters row by row: a million
+ * rows read for a tracking_id, or for a status no message has. Each of these indexes finds the
+ * filter's rows in created_at order itself (the phone and tracking_id ones hold few rows per
+ * value, sorted after), so the newest page is read and no more. PostgreSQL plans by its own
+ * statistics.
+ */
+const SQLITE_INDEX_BY_FILTER: readonly [keyof MessageFilter, string][] = [
+  ['trackingId', 'messages_by_workspace_tracking'],
+  ['phone', 'messages_by_workspace_phone'],
+  ['templateId', 'messages_by_workspace_template'],
+  ['status', 'messages_by_workspace_status'],
+  ['oaId', 'messages_by_workspace_oa'],
+];
+
 /** Newest first; asks for one row more than the page so the caller can tell whether more exist. */
 export async function listMessages(
-  db: Kysely<Database>,
+  store: Pick<Store, 'db' | 'dialect'>,
   workspaceId: string,
   filter: MessageFilter,
   page: { limit: number; offset: number },
 ): Promise<MessageRow[]> {
-  let query = db.selectFrom('messages').selectAll().where('workspace_id', '=', workspaceId);
-  if (filter.trackingId !== undefined) query = query.where('tracking_id', '=', filter.trackingId);
-  if (filter.phone !== undefined) query = query.where('phone', '=', filter.phone);
-  if (filter.status !== undefined) query = query.where('status', '=', filter.status);
-  if (filter.templateId !== undefined) query = query.where('template_id', '=', filter.templateId);
-  if (filter.oaId !== undefined) query = query.where('oa_id', '=', filter.oaId);
-  if (filter.from !== undefined) query = query.where('created_at', '>=', filter.from);
-  if (filter.to !== undefined) query = query.where('created_at', '<=', filter.to);
-  return query
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(page.limit + 1)
-    .offset(page.offset)
-    .execute();
+  const conditions = [sql`workspace_id = ${workspaceId}`];
+  if (filter.trackingId !== undefined) conditions.push(sql`tracking_id = ${filter.trackingId}`);
+  if (filter.phone !== undefined) conditions.push(sql`phone = ${filter.phone}`);
+  if (filter.status !== undefined) conditions.push(sql`status = ${filter.status}`);
+  if (filter.templateId !== undefined) conditions.push(sql`template_id = ${filter.templateId}`);
+  if (filter.oaId !== undefined) conditions.push(sql`oa_id = ${filter.oaId}`);
+  if (filter.from !== undefined) conditions.push(sql`created_at >= ${filter.from}`);
+  if (filter.to !== undefined) conditions.push(sql`created_at <= ${filter.to}`);
+  const index = store.dialect === 'sqlite' ? SQLITE_INDEX_BY_FILTER.find(([name]) => filter[name] !== undefined)?.[1] : undefined;
+  const table = index === undefined ? sql`messages` : sql`messages INDEXED BY ${sql.id(index)}`;
+  const result = await sql<MessageRow>`
+    SELECT * FROM ${table} WHERE ${sql.join(conditions, sql` AND `)}
+    ORDER BY created_at DESC, id DESC LIMIT ${page.limit + 1} OFFSET ${page.offset}`.execute(store.db);
+  return result.rows;
 }
 
 export type CancelOutcome = { kind: 'cancelled' } | { kind: 'not_found' } | { kind: 'not_queued'; status: MessageStatus };

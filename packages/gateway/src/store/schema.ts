@@ -35,6 +35,7 @@ export interface ApiKeyRow {
   rate_limit_per_second: number | null;
   revoked_at: number | null;
   created_at: number;
+  last_used_at: number | null;
 }
 
 export interface SenderAccountRow {
@@ -188,6 +189,44 @@ export interface SchemaMigrationRow {
   applied_at: number;
 }
 
+export type ConsoleRole = 'owner' | 'developer' | 'viewer';
+
+export interface ConsoleUserRow {
+  id: string;
+  workspace_id: string;
+  email: string;
+  role: ConsoleRole;
+  password_hash: string | null;
+  invitation_hash: string | null;
+  invitation_expires_at: number | null;
+  last_sign_in_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ConsoleSessionRow {
+  id_hash: string;
+  user_id: string;
+  workspace_id: string;
+  csrf_token: string;
+  created_at: number;
+  last_seen_at: number;
+  expires_at: number;
+}
+
+export interface AuditLogRow {
+  id: string;
+  workspace_id: string | null;
+  actor_kind: 'console_user' | 'operator';
+  actor_id: string | null;
+  actor_label: string | null;
+  action: string;
+  target: string | null;
+  before_state: string | null;
+  after_state: string | null;
+  created_at: number;
+}
+
 export interface Database {
   workspaces: WorkspaceRow;
   wallet_ledger: LedgerRow;
@@ -201,4 +240,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveryRow;
   webhook_attempts: WebhookAttemptRow;
   schema_migrations: SchemaMigrationRow;
+  console_users: ConsoleUserRow;
+  console_sessions: ConsoleSessionRow;
+  audit_log: AuditLogRow;
 }

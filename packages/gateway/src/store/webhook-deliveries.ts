@@ -146,6 +146,11 @@ export async function findDelivery(db: Kysely<Database>, id: string): Promise<We
   return db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** The delivery report of one message, if it has one (there is at most one: message_id is unique). */
+export async function findDeliveryOfMessage(db: Kysely<Database>, workspaceId: string, messageId: string): Promise<WebhookDeliveryRow | undefined> {
+  return db.selectFrom('webhook_deliveries').selectAll().where('message_id', '=', messageId).where('workspace_id', '=', workspaceId).executeTakeFirst();
+}
+
 /** A delivery's attempt log, oldest first. */
 export async function listAttempts(db: Kysely<Database>, deliveryId: string): Promise<WebhookAttemptRow[]> {
   return db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('id').execute();

@@ -99,3 +99,19 @@ export async function listLedger(
     .offset(page.offset)
     .execute();
 }
+
+/**
+ * Ledger entries created in [from, to] (either bound optional), oldest first, after the entry
+ * `afterId` when given: a keyset page, so exporting a long ledger never re-reads what it skipped.
+ */
+export async function listLedgerAfter(
+  db: Kysely<Database>,
+  workspaceId: string,
+  input: { afterId: string | null; from?: number; to?: number; limit: number },
+): Promise<LedgerRow[]> {
+  let query = db.selectFrom('wallet_ledger').selectAll().where('workspace_id', '=', workspaceId);
+  if (input.afterId !== null) query = query.where('id', '>', input.afterId);
+  if (input.from !== undefined) query = query.where('created_at', '>=', input.from);
+  if (input.to !== undefined) query = query.where('created_at', '<=', input.to);
+  return query.orderBy('id').limit(input.limit).execute();
+}

@@ -37,6 +37,9 @@ interface Banner {
         workspaceId: string;
         createdNow: boolean;
         apiKey: string;
+        consoleUrl: string;
+        ownerEmail: string;
+        ownerPassword: string;
         templatesUrl: string;
         sendUrl: string;
         sendBody: string;
@@ -61,6 +64,7 @@ function parseBanner(stdout: string): Banner {
   const generatedLine = text.split('\n').find((line) => line.includes('generated'));
   if (!text.includes('Demo workspace')) return { url, operatorToken, generatedLine, demo: undefined };
   const demoLine = match(text, /Demo workspace (ws_\S+)( \(created now\))?:/, 'demo workspace');
+  const owner = match(text, /e-mail (\S+) {3}password (\S+)/, 'console sign-in');
   return {
     url,
     operatorToken,
@@ -69,6 +73,9 @@ function parseBanner(stdout: string): Banner {
       workspaceId: demoLine[1]!,
       createdNow: demoLine[2] !== undefined,
       apiKey: match(text, /export TMS_API_KEY=(\S+)/, 'API key')[1]!,
+      consoleUrl: match(text, /console: +(http:\/\/\S+\/console)\n/, 'console address')[1]!,
+      ownerEmail: owner[1]!,
+      ownerPassword: owner[2]!,
       templatesUrl: match(text, /curl -s (\S+\/api\/v1\/templates) -H "Authorization: Bearer \$TMS_API_KEY"/, 'templates request')[1]!,
       sendUrl: match(text, /curl -s (\S+\/api\/v1\/messages\/send) -H "Authorization: Bearer \$TMS_API_KEY" -H 'Content-Type: application\/json'/, 'send request')[1]!,
       sendBody: match(text, /\\\n\s+-d '([^']+)'/, 'send body')[1]!,
@@ -146,6 +153,12 @@ describe('quick start: tms start on a fresh embedded data directory', () => {
         expect(wallet.body.balance).toBe(1_000_000 - templates.body.templates.find((template: { template_id: string }) => template.template_id === '250002').price);
         expect((await httpRequest(banner.url, 'GET', '/admin/v1/workspaces', { key: demo.apiKey })).status).toBe(401);
 
+        // The printed console sign-in works: the demo workspace's owner.
+        expect(demo.consoleUrl).toBe(`${banner.url}/console`);
+        const signedIn = await httpRequest(banner.url, 'POST', '/console/api/session', { body: { email: demo.ownerEmail, password: demo.ownerPassword } });
+        expect(signedIn.status, signedIn.text).toBe(200);
+        expect(signedIn.body).toMatchObject({ user: { email: 'owner@demo.tms.local', role: 'owner' }, workspace: { id: demo.workspaceId } });
+
         expect(await gateway.stop('SIGTERM')).toEqual({ code: 0, signal: null });
       } finally {
         await gateway.stop('SIGKILL');
@@ -163,7 +176,13 @@ describe('quick start: tms start on a fresh embedded data directory', () => {
       try {
         expect(banner.generatedLine).toBeUndefined();
         expect(banner.operatorToken).toBe(first.operatorToken);
-        expect(banner.demo).toMatchObject({ workspaceId: first.demo!.workspaceId, createdNow: false, apiKey: first.demo!.apiKey });
+        expect(banner.demo).toMatchObject({
+          workspaceId: first.demo!.workspaceId,
+          createdNow: false,
+          apiKey: first.demo!.apiKey,
+          ownerEmail: first.demo!.ownerEmail,
+          ownerPassword: first.demo!.ownerPassword,
+        });
         expect(statSync(join(dataDir, 'secrets.json')).mode & 0o777).toBe(0o600);
 
         const templates = await call(banner.demo!.templatesUrl, banner.demo!.apiKey);

@@ -51,6 +51,22 @@ export const OPERATOR_TAGS: TagObject[] = [
   { name: 'API keys', description: 'Keys of a workspace with their scopes, webhook URL and rate limit. A key is shown once, when it is created.' },
   { name: 'Sender accounts and templates', description: 'Zalo Official Accounts with their ZNS credentials, and the templates they send with their params and prices.' },
   { name: 'Webhook deliveries', description: 'The delivery-report outbox: each report with its attempt log, and redelivery after an outage.' },
+  { name: 'Console users', description: "People of a workspace who sign in to the console (the operator invites the first owner), and the workspace's activity log." },
   { name: 'Operations', description: 'Liveness and readiness probes and the Prometheus metrics.' },
   { name: 'Platform', description: 'Endpoints the ZNS platform calls (set in the Zalo app), not customers.' },
+];
+
+export const CONSOLE_DESCRIPTION = [
+  "The API of the TMS console, the web application where a workspace's people manage its API keys, webhooks, sender accounts and messages. The console's own pages use it; it is documented so its behaviour can be checked, not for integrations (use the public API with an API key for those).",
+  GUIDES,
+  '## Authentication',
+  'Sign in with `POST /console/api/session`: the answer sets the `tms_console_session` cookie (HttpOnly, SameSite=Strict, Path=/console, Secure behind https) and carries a `csrf_token`. Every change (POST, PUT, PATCH, DELETE) needs that token in the `X-CSRF-Token` header, else 403 `csrf_failed`. No session, or an expired one: 401 `unauthenticated`. A role without the right: 403 `forbidden_role`. Another workspace\'s ids: 404, as if they did not exist.',
+  '## Roles',
+  '`viewer` reads everything but the activity log; `developer` also sends, cancels, manages API keys and webhooks and redelivers reports; `owner` also manages the team and reads the activity log.',
+  '## Errors',
+  'Errors have the same envelope as the public API: `{ "error": { "code": <HTTP status>, "type": "<catalogued type>", "message": "…" } }`. Amounts are whole VND; timestamps are ISO 8601 UTC with milliseconds.',
+].join('\n\n');
+
+export const CONSOLE_TAGS: TagObject[] = [
+  { name: 'Console', description: 'Sign-in and sessions, the overview, messages and sending, templates, sender accounts, the wallet, API keys, webhook deliveries, the team and the activity log of the signed-in workspace.' },
 ];

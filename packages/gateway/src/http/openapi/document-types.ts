@@ -38,7 +38,7 @@ export interface ResponseObject {
 
 export type SecuritySchemeObject =
   | { type: 'http'; scheme: 'bearer'; description: string }
-  | { type: 'apiKey'; in: 'header'; name: string; description: string };
+  | { type: 'apiKey'; in: 'header' | 'cookie'; name: string; description: string };
 
 export type SecurityRequirement = Record<string, string[]>;
 

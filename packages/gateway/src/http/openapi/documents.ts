@@ -1,11 +1,12 @@
 /**
- * The two reference documents, cut from the one @fastify/swagger generates from the routes: the
- * public API (`/api/v1` and its delivery-report webhook) and the operator's (everything else).
+ * The three reference documents, cut from the one @fastify/swagger generates from the routes: the
+ * public API (`/api/v1` and its delivery-report webhook), the console's (`/console/api`, the
+ * routes tagged Console) and the operator's (everything else).
  * Each operation gets its examples, documented headers and one error response per status of the
  * error types its route declares, and each document keeps only the components it uses.
  */
 import type { ErrorType } from '../../services/errors.ts';
-import { OPERATOR_DESCRIPTION, OPERATOR_TAGS, PUBLIC_DESCRIPTION, PUBLIC_TAGS } from './descriptions.ts';
+import { CONSOLE_DESCRIPTION, CONSOLE_TAGS, OPERATOR_DESCRIPTION, OPERATOR_TAGS, PUBLIC_DESCRIPTION, PUBLIC_TAGS } from './descriptions.ts';
 import type { OpenApiDocument, OperationObject, ParameterObject, PathItem, Reference, ResponseObject, TagObject } from './document-types.ts';
 import { errorExamples, groupByStatus } from './error-responses.ts';
 import { reshapeDocumentSchemas } from './schema-shapes.ts';
@@ -17,22 +18,39 @@ export type { Audience } from './shared-components.ts';
 export interface ReferenceDocuments {
   public: OpenApiDocument;
   operator: OpenApiDocument;
+  console: OpenApiDocument;
 }
 
-const TITLE: Record<Audience, string> = { public: 'TMS: template messaging API', operator: 'TMS: operator API' };
-const DESCRIPTION: Record<Audience, string> = { public: PUBLIC_DESCRIPTION, operator: OPERATOR_DESCRIPTION };
-const TAGS: Record<Audience, TagObject[]> = { public: PUBLIC_TAGS, operator: OPERATOR_TAGS };
+const TITLE: Record<Audience, string> = { public: 'TMS: template messaging API', operator: 'TMS: operator API', console: 'TMS: console API' };
+const DESCRIPTION: Record<Audience, string> = { public: PUBLIC_DESCRIPTION, operator: OPERATOR_DESCRIPTION, console: CONSOLE_DESCRIPTION };
+const TAGS: Record<Audience, TagObject[]> = { public: PUBLIC_TAGS, operator: OPERATOR_TAGS, console: CONSOLE_TAGS };
 
-const isPublicPath = (path: string): boolean => path.startsWith('/api/v1/') || path === '/api/v1';
+const isUnder = (path: string, prefix: string): boolean => path === prefix || path.startsWith(`${prefix}/`);
+
+function audienceOf(path: string): Audience {
+  if (isUnder(path, '/api/v1')) return 'public';
+  if (isUnder(path, '/console/api')) return 'console';
+  return 'operator';
+}
 
 /** How each audience's guard words its refusals (guards.ts), under the route's own wording. */
 const AUDIENCE_ERROR_MESSAGES: Record<Audience, Partial<Record<ErrorType, string>>> = {
   public: {},
   operator: { unauthenticated: 'missing or wrong operator token' },
+  console: { unauthenticated: 'no session, or it has expired: sign in again' },
 };
 
-/** The POSTs of /api/v1 all read Idempotency-Key (route-support.ts idempotencyOf). */
-const readsIdempotencyKey = (audience: Audience, method: string): boolean => audience === 'public' && method === 'post';
+/** The POSTs of /api/v1, and the console's sends, read Idempotency-Key (route-support.ts idempotencyOf). */
+function readsIdempotencyKey(place: { audience: Audience; method: string; path: string }): boolean {
+  if (place.method !== 'post') return false;
+  if (place.audience === 'public') return true;
+  return place.audience === 'console' && (place.path.endsWith('/messages/send') || place.path.endsWith('/messages/batch') || place.path.endsWith('/cancel'));
+}
+
+/** A console route that works without a session (sign-in, invitations) is one that never answers 401. */
+const isOpenConsoleRoute = (errorTypes: readonly ErrorType[] | undefined): boolean => !(errorTypes ?? []).includes('unauthenticated');
+
+const CHANGING_METHODS = new Set(['post', 'put', 'patch', 'delete']);
 
 interface OperationPlace {
   audience: Audience;
@@ -49,7 +67,7 @@ function responseHeaders(place: OperationPlace, status: string): Record<string, 
     headers['X-RateLimit-Remaining'] = headerRef('RateLimitRemaining');
   }
   if (status === '429') headers['Retry-After'] = headerRef('RetryAfter');
-  if (status.startsWith('2') && readsIdempotencyKey(place.audience, place.method)) headers['Idempotent-Replayed'] = headerRef('IdempotentReplayed');
+  if (status.startsWith('2') && readsIdempotencyKey(place)) headers['Idempotent-Replayed'] = headerRef('IdempotentReplayed');
   return headers;
 }
 
@@ -89,7 +107,11 @@ function completeOperation(operation: OperationObject, place: OperationPlace): v
     if ('name' in parameter && parameterExamples && Object.hasOwn(parameterExamples, parameter.name)) parameter.example = parameterExamples[parameter.name];
   }
   const parameters: (ParameterObject | Reference)[] = [...(operation.parameters ?? []), parameterRef('RequestId')];
-  if (readsIdempotencyKey(place.audience, place.method)) parameters.push(parameterRef('IdempotencyKey'));
+  if (readsIdempotencyKey(place)) parameters.push(parameterRef('IdempotencyKey'));
+  if (place.audience === 'console') {
+    if (isOpenConsoleRoute(errorTypes)) operation.security = [];
+    else if (CHANGING_METHODS.has(place.method)) parameters.push(parameterRef('CsrfToken'));
+  }
   for (const [name, header] of Object.entries(requestHeaders ?? {})) {
     parameters.push({ name, in: 'header', required: true, description: header.description, schema: { type: 'string' }, example: header.example });
   }
@@ -147,7 +169,7 @@ function keepUsed<T>(components: Record<string, T> | undefined, kind: string, us
 function buildDocument(generated: OpenApiDocument, audience: Audience, rules: WebhookRules): OpenApiDocument {
   const paths: Record<string, PathItem> = {};
   for (const [path, item] of Object.entries(structuredClone(generated.paths))) {
-    if (isPublicPath(path) !== (audience === 'public')) continue;
+    if (audienceOf(path) !== audience) continue;
     for (const [method, operation] of Object.entries(item)) completeOperation(operation, { audience, method, path });
     paths[path] = item;
   }
@@ -179,7 +201,7 @@ function buildDocument(generated: OpenApiDocument, audience: Audience, rules: We
   return JSON.parse(JSON.stringify(document)) as OpenApiDocument;
 }
 
-/** Both documents from the one @fastify/swagger generated for every route. */
+/** The three documents from the one @fastify/swagger generated for every route. */
 export function buildReferenceDocuments(generated: OpenApiDocument, rules: WebhookRules): ReferenceDocuments {
-  return { public: buildDocument(generated, 'public', rules), operator: buildDocument(generated, 'operator', rules) };
+  return { public: buildDocument(generated, 'public', rules), operator: buildDocument(generated, 'operator', rules), console: buildDocument(generated, 'console', rules) };
 }

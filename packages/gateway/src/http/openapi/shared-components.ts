@@ -1,7 +1,7 @@
 /** The security schemes, parameters and headers the documents refer to by `$ref`. */
 import type { HeaderObject, ParameterObject, Reference, SecuritySchemeObject } from './document-types.ts';
 
-export type Audience = 'public' | 'operator';
+export type Audience = 'public' | 'operator' | 'console';
 
 export const SECURITY_SCHEMES: Record<Audience, Record<string, SecuritySchemeObject>> = {
   public: {
@@ -11,14 +11,23 @@ export const SECURITY_SCHEMES: Record<Audience, Record<string, SecuritySchemeObj
   operator: {
     operatorToken: { type: 'http', scheme: 'bearer', description: 'The operator token (`TMS_ADMIN_TOKEN`): `Authorization: Bearer <token>`' },
   },
+  console: {
+    consoleSession: {
+      type: 'apiKey',
+      in: 'cookie',
+      name: 'tms_console_session',
+      description: 'The session cookie set by signing in (HttpOnly, SameSite=Strict); every change also needs the `X-CSRF-Token` header',
+    },
+  },
 };
 
 /** Every security scheme a route may name; @fastify/swagger needs them all to generate the full document. */
-export const ALL_SECURITY_SCHEMES: Record<string, SecuritySchemeObject> = { ...SECURITY_SCHEMES.public, ...SECURITY_SCHEMES.operator };
+export const ALL_SECURITY_SCHEMES: Record<string, SecuritySchemeObject> = { ...SECURITY_SCHEMES.public, ...SECURITY_SCHEMES.operator, ...SECURITY_SCHEMES.console };
 
 export const SECURITY: Record<Audience, Record<string, string[]>[]> = {
   public: [{ apiKeyBearer: [] }, { apiKeyHeader: [] }],
   operator: [{ operatorToken: [] }],
+  console: [{ consoleSession: [] }],
 };
 
 export const PARAMETERS: Record<string, ParameterObject> = {
@@ -29,6 +38,14 @@ export const PARAMETERS: Record<string, ParameterObject> = {
     description: 'Your id for this request (1 to 128 of `A-Z a-z 0-9 . _ : -`), echoed in the X-Request-Id response header and our logs; another value is replaced by ours.',
     schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
     example: 'hoasen-checkout-7f3a2c',
+  },
+  CsrfToken: {
+    name: 'X-CSRF-Token',
+    in: 'header',
+    required: true,
+    description: 'The `csrf_token` of the session (GET /console/api/session): required on every change, else 403 `csrf_failed`.',
+    schema: { type: 'string' },
+    example: 'mT3k9Qx0b1V7yZ2aC4dE6fG8hJ0kL2mN4pQ6rS8tU0w',
   },
   IdempotencyKey: {
     name: 'Idempotency-Key',

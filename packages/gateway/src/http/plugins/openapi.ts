@@ -10,6 +10,7 @@ import { requireAdmin } from './guards.ts';
 
 export const PUBLIC_DOCUMENT_URL = '/openapi.json';
 export const OPERATOR_DOCUMENT_URL = '/admin/v1/openapi.json';
+export const CONSOLE_DOCUMENT_URL = '/console/api/openapi.json';
 
 export interface OpenApiSettings {
   /** Guards the operator document, like the operator API it describes. */
@@ -19,8 +20,9 @@ export interface OpenApiSettings {
 }
 
 /**
- * The references: /openapi.json (the public API, open) and /admin/v1/openapi.json (the operator
- * API, behind the operator token), generated from the routes' schemas, and their pages.
+ * The references: /openapi.json (the public API, open), /console/api/openapi.json (the console's
+ * API, open like the console's pages) and /admin/v1/openapi.json (the operator API, behind the
+ * operator token), generated from the routes' schemas, and the pages of the first and last.
  */
 export async function registerOpenApi(app: FastifyInstance, settings: OpenApiSettings): Promise<void> {
   const adminToken = settings.adminToken;
@@ -40,6 +42,9 @@ export async function registerOpenApi(app: FastifyInstance, settings: OpenApiSet
 
   app.get(PUBLIC_DOCUMENT_URL, { schema: { hide: true } }, async (_request, reply) =>
     reply.header('x-content-type-options', 'nosniff').send(documentsOf().public),
+  );
+  app.get(CONSOLE_DOCUMENT_URL, { schema: { hide: true } }, async (_request, reply) =>
+    reply.header('x-content-type-options', 'nosniff').send(documentsOf().console),
   );
   app.get(OPERATOR_DOCUMENT_URL, { schema: { hide: true }, onRequest: requireAdmin(adminToken) }, async (_request, reply) =>
     reply.header('x-content-type-options', 'nosniff').header('cache-control', 'no-store').send(documentsOf().operator),

@@ -4,7 +4,7 @@ import { findWebhookUrlProblem } from '../../lib/webhook-url.ts';
 import { findApiKey, insertApiKey, listApiKeys as selectApiKeys, updateApiKey } from '../../store/api-keys.ts';
 import type { ApiKeyRow } from '../../store/schema.ts';
 import type { Scope } from '../authentication.ts';
-import type { Context, OperatorCaller, VerbCall } from '../context.ts';
+import type { ConsoleUserCaller, Context, OperatorCaller, VerbCall } from '../context.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import { applyKeyChangeToDeliveries } from '../webhook-deliveries.ts';
 import { requireMasterKey, requireWorkspace } from './preconditions.ts';
@@ -12,10 +12,31 @@ import { requireMasterKey, requireWorkspace } from './preconditions.ts';
 /** How every API key begins; the stored prefix is this and the first characters after it. */
 export const API_KEY_PREFIX = 'tms_live_';
 
-function checkWebhookUrl(ctx: Context, url: string | null | undefined): void {
+/** Who manages keys: the operator, for any workspace, or a console user, for their own. */
+export type KeyManager = OperatorCaller | ConsoleUserCaller;
+
+/**
+ * The workspace a key verb may touch: any for the operator; for a console user only their own,
+ * another workspace answering as if it did not exist.
+ */
+async function requireManagedWorkspace(ctx: Context<KeyManager>, workspaceId: string): Promise<void> {
+  if (ctx.caller.kind === 'console_user' && ctx.caller.workspaceId !== workspaceId) throw new ApiError('workspace_not_found', `workspace ${workspaceId} not found`);
+  await requireWorkspace(ctx, workspaceId);
+}
+
+/** A key the caller may manage: another workspace's key is 404, like an unknown one. */
+export async function requireManagedApiKey(ctx: Context<KeyManager>, id: string): Promise<ApiKeyRow> {
+  const key = await findApiKey(ctx.store.db, id);
+  if (!key || (ctx.caller.kind === 'console_user' && key.workspace_id !== ctx.caller.workspaceId)) throw new ApiError('api_key_not_found', `API key ${id} not found`);
+  return key;
+}
+
+/** The console names the problem with its own type (its page explains the URL rules); the operator API keeps invalid_request. */
+export function checkWebhookUrl(ctx: Context, url: string | null | undefined): void {
   if (url === null || url === undefined) return;
   const problem = findWebhookUrlProblem(url, ctx.parts.config.allowPrivateWebhookTargets);
-  if (problem) throw badRequest(problem);
+  if (!problem) return;
+  throw ctx.caller.kind === 'console_user' ? new ApiError('invalid_webhook_url', problem) : badRequest(problem);
 }
 
 export interface NewApiKey {
@@ -33,8 +54,8 @@ export interface CreatedApiKey {
 }
 
 /** Creates a key: the secret is answered once, stored as a SHA-256 hash and AES-256-GCM ciphertext. */
-export async function createApiKey({ ctx, input }: VerbCall<OperatorCaller, NewApiKey>): Promise<CreatedApiKey> {
-  await requireWorkspace(ctx, input.workspaceId);
+export async function createApiKey({ ctx, input }: VerbCall<KeyManager, NewApiKey>): Promise<CreatedApiKey> {
+  await requireManagedWorkspace(ctx, input.workspaceId);
   checkWebhookUrl(ctx, input.webhook_url);
   const secret = createSecretToken(API_KEY_PREFIX);
   const now = ctx.clock();
@@ -50,41 +71,54 @@ export async function createApiKey({ ctx, input }: VerbCall<OperatorCaller, NewA
     rate_limit_per_second: input.rate_limit_per_second ?? null,
     revoked_at: null,
     created_at: now,
+    last_used_at: null,
   };
   await insertApiKey(ctx.store.db, row);
   return { row, secret };
 }
 
 /** A workspace's keys, revoked ones included. */
-export async function listApiKeys({ ctx, input }: VerbCall<OperatorCaller, { workspaceId: string }>): Promise<ApiKeyRow[]> {
-  await requireWorkspace(ctx, input.workspaceId);
+export async function listApiKeys({ ctx, input }: VerbCall<KeyManager, { workspaceId: string }>): Promise<ApiKeyRow[]> {
+  await requireManagedWorkspace(ctx, input.workspaceId);
   return selectApiKeys(ctx.store.db, input.workspaceId);
 }
 
 export interface ApiKeyChanges {
+  name?: string;
   revoke?: boolean;
   webhook_url?: string | null;
   rate_limit_per_second?: number | null;
 }
 
+/** A key as it was and as a change left it (the same row when nothing changed). */
+export interface ChangedApiKey {
+  before: ApiKeyRow;
+  after: ApiKeyRow;
+}
+
 /**
- * Revokes a key or changes its webhook URL or rate limit. The change takes effect at once in this
- * process, and the key's pending delivery reports follow it (cancelled or readdressed).
+ * Revokes a key or changes its name, webhook URL or rate limit. The change takes effect at once in
+ * this process, and the key's pending delivery reports follow it (cancelled or readdressed).
  */
-export async function changeApiKey({ ctx, input }: VerbCall<OperatorCaller, { id: string } & ApiKeyChanges>): Promise<ApiKeyRow> {
+export async function changeApiKey(call: VerbCall<KeyManager, { id: string } & ApiKeyChanges>): Promise<ApiKeyRow> {
+  return (await changeApiKeyTracked(call)).after;
+}
+
+/** changeApiKey, answering the key as it was too (for the console's activity log). */
+export async function changeApiKeyTracked({ ctx, input }: VerbCall<KeyManager, { id: string } & ApiKeyChanges>): Promise<ChangedApiKey> {
   const { id } = input;
-  const existing = await findApiKey(ctx.store.db, id);
-  if (!existing) throw new ApiError('api_key_not_found', `API key ${id} not found`);
+  const existing = await requireManagedApiKey(ctx, id);
   checkWebhookUrl(ctx, input.webhook_url);
-  const update: Partial<Pick<ApiKeyRow, 'revoked_at' | 'webhook_url' | 'rate_limit_per_second'>> = {};
+  const update: Partial<Pick<ApiKeyRow, 'name' | 'revoked_at' | 'webhook_url' | 'rate_limit_per_second'>> = {};
+  if (input.name !== undefined) update.name = input.name;
   if (input.revoke) update.revoked_at = existing.revoked_at ?? ctx.clock();
   if (input.webhook_url !== undefined) update.webhook_url = input.webhook_url;
   if (input.rate_limit_per_second !== undefined) update.rate_limit_per_second = input.rate_limit_per_second;
   // An empty change (PATCH {}) has nothing to SET: answer with the key as it is.
-  if (Object.keys(update).length === 0) return existing;
+  if (Object.keys(update).length === 0) return { before: existing, after: existing };
   const row = await updateApiKey(ctx.store.db, id, update);
   if (!row) throw new ApiError('api_key_not_found', `API key ${id} not found`);
   ctx.parts.apiKeys.forgetAll();
   await applyKeyChangeToDeliveries({ ctx, input: { before: existing, after: row } });
-  return row;
+  return { before: existing, after: row };
 }

@@ -14,7 +14,7 @@ import { decryptSecret } from '../../lib/crypto.ts';
 import { GroupCommitter } from '../../lib/group-commit.ts';
 import { createSortableId } from '../../lib/ids.ts';
 import { retryWrite } from '../../lib/retry-write.ts';
-import { signWebhookBody } from '../../lib/webhook-signature.ts';
+import { ATTEMPT_HEADER, deliveryReportHeaders } from '../../lib/webhook-signature.ts';
 import { WebhookTransport, type WebhookAnswer } from '../../lib/webhook-transport.ts';
 import type { WebhookAttemptRow } from '../../store/schema.ts';
 import {
@@ -37,12 +37,6 @@ export interface WebhookJob {
   readonly delivery: ClaimedDelivery;
   readonly signingKey: string;
 }
-
-/** Headers beyond the contract's, documented for receivers: deduplicate on the delivery id. */
-const DELIVERY_ID_HEADER = 'x-gateway-delivery-id';
-const ATTEMPT_HEADER = 'x-gateway-attempt';
-export const SIGNATURE_HEADER = 'x-gateway-signature';
-const USER_AGENT = 'TMS-Webhooks/1';
 
 /**
  * An attempt starts only if its claim outlives the attempt's time limit by this much (to record
@@ -133,13 +127,7 @@ export class WebhookSender {
       {
         url: delivery.url,
         body,
-        headers: {
-          'content-type': 'application/json',
-          [SIGNATURE_HEADER]: signWebhookBody(body, job.signingKey),
-          [DELIVERY_ID_HEADER]: delivery.id,
-          [ATTEMPT_HEADER]: String(delivery.attempts),
-          'user-agent': USER_AGENT,
-        },
+        headers: { ...deliveryReportHeaders({ body, signingKey: job.signingKey, deliveryId: delivery.id }), [ATTEMPT_HEADER]: String(delivery.attempts) },
       },
     );
     if (!answer.aborted) this.parts.metrics.webhooks.attemptSeconds.observe({ result: resultLabel(answer) }, answer.latencyMs / 1000);

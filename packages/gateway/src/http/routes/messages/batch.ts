@@ -1,32 +1,10 @@
-import { Type } from 'typebox';
 import { requireScope } from '../../plugins/guards.ts';
 import { apiContextOf, idempotencyOf, sendIdempotent, type App, type RouteDependencies } from '../../route-support.ts';
 import { presentAcceptedRecipients } from '../../presenters/messages.ts';
-import { TemplateData, TrackingId } from '../../schemas.ts';
 import { ACCEPTANCE_ERRORS } from '../../openapi/common-errors.ts';
 import { EXAMPLE } from '../../openapi/example-data.ts';
 import { sendBatch } from '../../../services/send-messages.ts';
-import { BatchResponse, SendAt, SendMode } from './shared-schemas.ts';
-
-const BatchBody = Type.Object(
-  {
-    template_id: Type.String({ minLength: 1 }),
-    recipients: Type.Array(
-      Type.Object(
-        {
-          phone: Type.Optional(Type.String({ description: 'Required; a recipient without one gets missing_phone' })),
-          template_data: Type.Optional(TemplateData),
-          tracking_id: Type.Optional(TrackingId),
-        },
-        { additionalProperties: false },
-      ),
-      { minItems: 1, maxItems: 500, description: '1 to 500 recipients; 100 to 200 per request is advised' },
-    ),
-    send_at: Type.Optional(SendAt),
-    mode: Type.Optional(SendMode),
-  },
-  { additionalProperties: false },
-);
+import { BatchBody, BatchResponse } from './shared-schemas.ts';
 
 export function registerSendBatch(app: App, route: RouteDependencies): void {
   app.post(

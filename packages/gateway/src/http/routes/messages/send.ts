@@ -1,24 +1,10 @@
-import { Type } from 'typebox';
 import { requireScope } from '../../plugins/guards.ts';
 import { apiContextOf, idempotencyOf, sendIdempotent, type App, type RouteDependencies } from '../../route-support.ts';
 import { presentAcceptedSend } from '../../presenters/messages.ts';
-import { DateTime, Nullable, TemplateData, TrackingId } from '../../schemas.ts';
 import { ACCEPTANCE_ERRORS } from '../../openapi/common-errors.ts';
 import { EXAMPLE } from '../../openapi/example-data.ts';
 import { sendMessage } from '../../../services/send-messages.ts';
-import { SendAt, SendMode } from './shared-schemas.ts';
-
-const SendBody = Type.Object(
-  {
-    template_id: Type.String({ minLength: 1 }),
-    phone: Type.String({ minLength: 1, description: 'Local (0…), +84… or 84… form; normalised to 84…, not validated' }),
-    template_data: Type.Optional(TemplateData),
-    tracking_id: Type.Optional(TrackingId),
-    send_at: Type.Optional(SendAt),
-    mode: Type.Optional(SendMode),
-  },
-  { additionalProperties: false },
-);
+import { SendBody, SendResponse } from './shared-schemas.ts';
 
 export function registerSendMessage(app: App, route: RouteDependencies): void {
   app.post(
@@ -31,7 +17,7 @@ export function registerSendMessage(app: App, route: RouteDependencies): void {
         description: 'Scope `messages:send`. 202 means queued, not delivered. Charged at the template price in the same transaction that queues it.',
         body: SendBody,
         response: {
-          202: Type.Object({ msg_id: Type.String(), tracking_id: Type.String(), status: Type.Literal('queued'), scheduled_at: Nullable(DateTime) }),
+          202: SendResponse,
         },
         'x-request-examples': {
           order: {
