@@ -2,6 +2,7 @@
 // main → http | workers | cli → services → caches | infrastructure → store | platform → lib;
 // only config/ reads the environment.
 import js from '@eslint/js';
+import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 const layers = {
@@ -86,6 +87,22 @@ export default tseslint.config(
         patterns: [{
           group: ['**/gateway', '**/gateway/**', '**/zns-sim', '**/zns-sim/**', '@tms/gateway', '@tms/gateway/**', '@tms/zns-sim', '@tms/zns-sim/**'],
           message: 'packages/client may not import anything from packages/gateway or packages/zns-sim (it speaks the public contract only; see the README, Architecture).',
+        }],
+      }],
+    },
+  },
+  {
+    // The console is browser code: React's rules of hooks, and nothing from the other packages (it speaks /console/api only).
+    files: ['packages/console/src/**/*.{ts,tsx}'],
+    ...reactHooks.configs.flat['recommended-latest'],
+  },
+  {
+    files: ['packages/console/src/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{
+          group: ['@tms/*', 'node:*', '../../*/src/**', '../../../*/src/**', '**/gateway/**', '**/zns-sim/**'],
+          message: 'packages/console/src is a browser app: it may import nothing from the other packages or Node.js (it speaks /console/api only).',
         }],
       }],
     },
