@@ -43,6 +43,7 @@ import { DISPATCH_SCENARIOS, dispatchTable, dispatchTargets, runDispatch, type D
 import { benchGatewayEnvironment, freePort, neutralEnvironment, startServer, type ServerProcess } from './processes.ts';
 import { evaluateTargets, markdown, targetLines, textTable, type ScenarioKind, type ScenarioResult, type StoreName } from './report.ts';
 import { checkPostgres, checkSqlite, type StoreCheck } from './verify.ts';
+import { CONSOLE_READ_SCENARIOS, consoleReadsTable, consoleReadsTargets, runConsoleReads, type ConsoleReadsResult } from './console-reads.ts';
 import { WEBHOOK_SCENARIOS, runWebhookScenario, webhookTable, webhookTargets, type WebhookResult } from './webhooks.ts';
 import type { TestGateway } from '../test/harness.ts';
 
@@ -81,6 +82,8 @@ const LOOP_MESSAGES = integerSetting('TMS_BENCH_LOOP_MESSAGES', 20_000);
 const LOOP_BATCH = integerSetting('TMS_BENCH_LOOP_BATCH', 1);
 const LOOP_CONNECTIONS = integerSetting('TMS_BENCH_LOOP_CONNECTIONS', 32);
 const WEBHOOK_TIMEOUT_SECONDS = integerSetting('TMS_BENCH_WEBHOOK_TIMEOUT_SECONDS', 180);
+const CONSOLE_MESSAGES = integerSetting('TMS_BENCH_CONSOLE_MESSAGES', 1_000_000);
+const CONSOLE_REQUESTS = integerSetting('TMS_BENCH_CONSOLE_REQUESTS', 200);
 
 // The harness reads its PostgreSQL URL when it is loaded: point it at the benchmark's first.
 process.env.TMS_TEST_DATABASE_URL = POSTGRES_URL;
@@ -321,6 +324,15 @@ async function main(): Promise<void> {
   }
   const webhookGoals = webhookTargets(webhookResults);
 
+  const consoleResults: ConsoleReadsResult[] = [];
+  for (const scenario of CONSOLE_READ_SCENARIOS) {
+    if (!wanted(scenario.id) || !stores.includes(scenario.store)) continue;
+    consoleResults.push(
+      await runConsoleReads(scenario, { root: ROOT, harness, messages: CONSOLE_MESSAGES, requests: CONSOLE_REQUESTS, keepDatabase: process.env.TMS_BENCH_CONSOLE_KEEP_DATABASE === '1', extraEnv: EXTRA_GATEWAY_ENV, nodeArgs: EXTRA_NODE_ARGS, say }),
+    );
+  }
+  const consoleGoals = consoleReadsTargets(consoleResults);
+
   const targets = evaluateTargets(results);
   const date = new Date().toISOString().slice(0, 10);
   const settings = `${SECONDS} s per scenario after ${WARMUP_SECONDS} s warm-up, single sends at ${CONNECTIONS} connections, batches at ${BATCH_CONNECTIONS}; the ceiling measured right before each store's single sends; load generator (autocannon) and PostgreSQL on the same machine`;
@@ -353,6 +365,11 @@ async function main(): Promise<void> {
     console.log(webhookTable(webhookResults));
     console.log('');
   }
+  if (consoleResults.length > 0) {
+    console.log(`Console reads on a workspace of ${CONSOLE_MESSAGES.toLocaleString('en-US')} messages (${CONSOLE_REQUESTS} sequential requests per read after 20 warm-up, one connection; client latency on loopback, an upper bound of server time):`);
+    console.log(consoleReadsTable(consoleResults));
+    console.log('');
+  }
   for (const result of results) {
     if (result.storeCheck) {
       const check = result.storeCheck;
@@ -363,7 +380,7 @@ async function main(): Promise<void> {
       );
     }
   }
-  const troubled: { id: string; problems: string[]; errorDetail?: { samples: string[] } }[] = [...results, ...dispatchResults, ...webhookResults].filter((result) => result.problems.length > 0);
+  const troubled: { id: string; problems: string[]; errorDetail?: { samples: string[] } }[] = [...results, ...dispatchResults, ...webhookResults, ...consoleResults].filter((result) => result.problems.length > 0);
   if (troubled.length > 0) {
     console.log('');
     console.log('!!!!!!!! THIS RUN HAS ERRORS: the numbers of these scenarios are not valid !!!!!!!!');
@@ -378,6 +395,7 @@ async function main(): Promise<void> {
   console.log(targetLines(targets));
   for (const goal of dispatchGoals) console.log(`  ${goal.met === null ? 'n/a ' : goal.met ? 'PASS' : 'FAIL'}  ${goal.text}`);
   for (const goal of webhookGoals) console.log(`  ${goal.met === null ? 'n/a ' : goal.met ? 'PASS' : 'FAIL'}  ${goal.text}`);
+  for (const goal of consoleGoals) console.log(`  ${goal.met === null ? 'n/a ' : goal.met ? 'PASS' : 'FAIL'}  ${goal.text}`);
   const md = markdown({ results, targets, machine, settings, date });
   if (results.length > 0) {
     console.log('');
@@ -388,7 +406,7 @@ async function main(): Promise<void> {
 
   mkdirSync(RESULTS_DIR, { recursive: true });
   const file = join(RESULTS_DIR, 'latest.json');
-  const report = { date: new Date().toISOString(), commit, machine, loadAverageBefore: load, loadAverageAfter: loadAfter, settings: { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS, batchConnections: BATCH_CONNECTIONS, batchSize: BATCH_SIZE }, notes, results, targets, dispatch: { messages: DISPATCH_MESSAGES, results: dispatchResults, targets: dispatchGoals }, webhooks: { deliveries: WEBHOOK_DELIVERIES, loopMessages: LOOP_MESSAGES, loopBatch: LOOP_BATCH, results: webhookResults, targets: webhookGoals }, markdown: md };
+  const report = { date: new Date().toISOString(), commit, machine, loadAverageBefore: load, loadAverageAfter: loadAfter, settings: { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS, batchConnections: BATCH_CONNECTIONS, batchSize: BATCH_SIZE }, notes, results, targets, dispatch: { messages: DISPATCH_MESSAGES, results: dispatchResults, targets: dispatchGoals }, webhooks: { deliveries: WEBHOOK_DELIVERIES, loopMessages: LOOP_MESSAGES, loopBatch: LOOP_BATCH, results: webhookResults, targets: webhookGoals }, consoleReads: { messages: CONSOLE_MESSAGES, requestsPerRead: CONSOLE_REQUESTS, results: consoleResults, targets: consoleGoals }, markdown: md };
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   console.log('');
   console.log(`Results written to ${file} (${((Date.now() - started) / 1000).toFixed(0)} s in all)`);
