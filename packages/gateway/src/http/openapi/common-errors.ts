@@ -19,8 +19,8 @@ export const PATH_PARAMETER_ERRORS = ['uri_too_long'] as const satisfies readonl
 /** Every operator route: the operator token. */
 export const OPERATOR_ERRORS = ['unauthenticated', ...GATEWAY_FAILURES] as const satisfies readonly ErrorType[];
 
-/** Every way a send, batch or RSA request can be refused whole, beyond its key: the shared acceptance path. */
-export const ACCEPTANCE_ERRORS = [
+/** Every way the shared acceptance path refuses a send whole, whoever sends (an API key or the console). */
+export const ACCEPTANCE_PATH_ERRORS = [
   ...JSON_BODY_ERRORS,
   'invalid_tracking_id',
   'invalid_send_at',
@@ -30,5 +30,7 @@ export const ACCEPTANCE_ERRORS = [
   'account_cap_reached',
   'template_not_found',
   ...IDEMPOTENCY_ERRORS,
-  ...API_KEY_ERRORS,
 ] as const satisfies readonly ErrorType[];
+
+/** Every way a send, batch or RSA request can be refused whole: the acceptance path and the key. */
+export const ACCEPTANCE_ERRORS = [...ACCEPTANCE_PATH_ERRORS, ...API_KEY_ERRORS] as const satisfies readonly ErrorType[];

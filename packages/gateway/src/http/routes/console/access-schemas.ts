@@ -8,6 +8,7 @@ import { GATEWAY_FAILURES } from '../../openapi/common-errors.ts';
 import { MAX_INT32 } from '../../../lib/limits.ts';
 import { DateTime, Nullable } from '../../schemas.ts';
 import { ConsoleRoleSchema } from './session-schemas.ts';
+import { WebhookDeliverySchema, WebhookDeliveryStatusSchema } from '../admin/admin-schemas.ts';
 
 /** Every console route: the session and the role (guards.ts). */
 export const CONSOLE_READ_ERRORS = ['unauthenticated', 'forbidden_role', ...GATEWAY_FAILURES] as const satisfies readonly ErrorType[];
@@ -42,23 +43,10 @@ export const TestReportSchema = Type.Object({
   request_body: Type.String({ description: 'The exact body posted (and signed)' }),
 });
 
-export const ConsoleDeliveryStatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed'), Type.Literal('cancelled')]);
+export const ConsoleDeliveryStatusSchema = WebhookDeliveryStatusSchema;
 
-export const ConsoleDeliverySchema = Type.Object({
-  id: Type.String(),
-  message_id: Type.String(),
-  api_key_id: Type.String(),
-  url: Type.String(),
-  status: ConsoleDeliveryStatusSchema,
-  attempts: Type.Integer(),
-  next_attempt_at: Nullable(DateTime),
-  last_status_code: Nullable(Type.Integer()),
-  last_error: Nullable(Type.String()),
-  delivered_at: Nullable(DateTime),
-  failed_at: Nullable(DateTime),
-  created_at: DateTime,
-  updated_at: DateTime,
-});
+/** The operator's delivery record without the workspace, which is the signed-in one's. */
+export const ConsoleDeliverySchema = Type.Omit(WebhookDeliverySchema, ['workspace_id']);
 
 export const ConsoleAttemptSchema = Type.Object({
   attempt: Type.Integer(),

@@ -3,7 +3,7 @@ import { MAX_CSV_BYTES, MAX_CSV_ROWS, previewCsvUpload } from '../../../services
 import { sendBatchFromConsole, sendFromConsole } from '../../../services/console/sending.ts';
 import type { ErrorType } from '../../../services/errors.ts';
 import { requireConsoleRole } from '../../console/guards.ts';
-import { IDEMPOTENCY_ERRORS, JSON_BODY_ERRORS } from '../../openapi/common-errors.ts';
+import { ACCEPTANCE_PATH_ERRORS, JSON_BODY_ERRORS } from '../../openapi/common-errors.ts';
 import { presentCsvPreview } from '../../presenters/console-messages.ts';
 import { presentAcceptedRecipients, presentAcceptedSend } from '../../presenters/messages.ts';
 import { consoleContextOf, idempotencyOf, sendIdempotent, type App, type RouteDependencies } from '../../route-support.ts';
@@ -20,19 +20,7 @@ const ConsoleSendBody = Type.Object({ ...SEND_FIELDS, api_key_id: ApiKeyChoice }
 const ConsoleBatchBody = Type.Object({ ...BATCH_FIELDS, api_key_id: ApiKeyChoice }, { additionalProperties: false });
 
 /** A console send is refused whole for what refuses an /api/v1 send (but the API key checks), or an unknown report key. */
-const CONSOLE_ACCEPTANCE_ERRORS = [
-  ...JSON_BODY_ERRORS,
-  'invalid_tracking_id',
-  'invalid_send_at',
-  'template_not_enabled',
-  'sender_account_not_connected',
-  'insufficient_balance',
-  'account_cap_reached',
-  'template_not_found',
-  'api_key_not_found',
-  ...IDEMPOTENCY_ERRORS,
-  ...CONSOLE_CHANGE_ERRORS,
-] as const satisfies readonly ErrorType[];
+const CONSOLE_ACCEPTANCE_ERRORS = [...ACCEPTANCE_PATH_ERRORS, 'api_key_not_found', ...CONSOLE_CHANGE_ERRORS] as const satisfies readonly ErrorType[];
 
 const CsvPreviewBody = Type.Object(
   {
