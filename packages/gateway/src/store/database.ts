@@ -1,16 +1,23 @@
-import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DatabaseConfig } from '../config/config.ts';
 import type { Database } from './schema.ts';
-import { openSqliteDatabase, type SqliteConnection } from './sqlite-driver.ts';
+import { DurableSqliteDialect } from './sqlite-dialect.ts';
+import { openSqliteDatabase } from './sqlite-driver.ts';
+import { WalSync } from './wal-sync.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
 export interface Store {
   readonly db: Kysely<Database>;
   readonly dialect: Dialect;
+  /**
+   * Resolves once every commit made so far is on disk. PostgreSQL's COMMIT is durable when it
+   * answers; SQLite's is once its write-ahead log has been synced (see WalSync).
+   */
+  waitUntilDurable(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -21,38 +28,19 @@ export type Transaction = Kysely<Database>;
 pg.types.setTypeParser(20, (value) => Number(value));
 pg.types.setTypeParser(1700, (value) => Number(value));
 
-const STATEMENT_CACHE_SIZE = 500;
-
-/**
- * Kysely prepares every query anew on better-sqlite3; preparing costs as much as running a
- * small statement, so keep the prepared statements by their SQL text.
- */
-function withStatementCache(raw: SqliteConnection): SqliteDatabase {
-  const cache = new Map<string, SqliteStatement>();
-  return {
-    close: () => raw.close(),
-    prepare(sqlText: string): SqliteStatement {
-      let statement = cache.get(sqlText);
-      if (!statement) {
-        statement = raw.prepare(sqlText) as unknown as SqliteStatement;
-        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
-        cache.set(sqlText, statement);
-      }
-      return statement;
-    },
-  };
-}
-
 function openSqlite(file: string): Store {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const raw = openSqliteDatabase(file);
   raw.pragma('journal_mode = WAL');
-  // FULL: a commit survives power loss, so a 202 is never sent for a message that could vanish.
-  raw.pragma('synchronous = FULL');
+  // NORMAL: a commit does not fsync on this thread. Every write still waits for the WAL to be on
+  // disk before it is reported done (WalSync), so a 202 is never sent for a message that could
+  // vanish in a power loss, and concurrent writers share one fsync.
+  raw.pragma('synchronous = NORMAL');
   raw.pragma('busy_timeout = 10000');
   raw.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  const walSync = new WalSync(file);
+  const db = new Kysely<Database>({ dialect: new DurableSqliteDialect(raw, walSync) });
+  return { db, dialect: 'sqlite', waitUntilDurable: () => walSync.sync(), close: () => db.destroy() };
 }
 
 function openPostgres(url: string, poolSize: number): Store {
@@ -65,7 +53,7 @@ function openPostgres(url: string, poolSize: number): Store {
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', close: () => db.destroy() };
+  return { db, dialect: 'postgres', waitUntilDurable: () => Promise.resolve(), close: () => db.destroy() };
 }
 
 export function openStore(config: DatabaseConfig): Store {
@@ -75,7 +63,8 @@ export function openStore(config: DatabaseConfig): Store {
 const RETRYABLE_POSTGRES_CODES = new Set(['40P01', '40001']);
 const MAX_TRANSACTION_ATTEMPTS = 5;
 
-function isRetryableConflict(error: unknown): boolean {
+/** A PostgreSQL deadlock or serialisation failure: the work may be run again as it was. */
+export function isRetryableConflict(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && RETRYABLE_POSTGRES_CODES.has(code);
 }
@@ -89,7 +78,7 @@ export async function runInTransaction<T>(store: Store, work: (trx: Transaction)
   const begin = store.dialect === 'sqlite' ? sql`BEGIN IMMEDIATE` : sql`BEGIN`;
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await store.db.connection().execute(async (connection) => {
+      const result = await store.db.connection().execute(async (connection) => {
         await begin.execute(connection);
         try {
           const result = await work(connection);
@@ -100,6 +89,9 @@ export async function runInTransaction<T>(store: Store, work: (trx: Transaction)
           throw error;
         }
       });
+      // After the connection is given back: the next transaction runs while this one reaches disk.
+      await store.waitUntilDurable();
+      return result;
     } catch (error) {
       if (attempt >= MAX_TRANSACTION_ATTEMPTS || !isRetryableConflict(error)) throw error;
     }
