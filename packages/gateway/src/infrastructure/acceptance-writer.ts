@@ -1,5 +1,6 @@
 import { GroupCommitter } from '../lib/group-commit.ts';
 import { commitAcceptances, countMessages, type AcceptanceOutcome, type AcceptanceRequest } from '../store/acceptances.ts';
+import { commitAcceptancesInOneStatement } from '../store/acceptances-postgres.ts';
 import { isUniqueViolation, runInTransaction, type Store } from '../store/database.ts';
 
 export type AcceptanceWriter = GroupCommitter<AcceptanceRequest, AcceptanceOutcome>;
@@ -7,6 +8,25 @@ export type AcceptanceWriter = GroupCommitter<AcceptanceRequest, AcceptanceOutco
 /** Message rows per group: large enough to amortise the commit, small enough to keep latency low. */
 const MAX_MESSAGES_PER_GROUP = 5_000;
 const MAX_REQUESTS_PER_GROUP = 500;
+
+/**
+ * PostgreSQL: first as one statement (store/acceptances-postgres.ts), which commits only when every
+ * request of the group fits; when one does not, the group goes the general way, which decides
+ * request by request.
+ */
+async function commitGroup(store: Store, clock: () => number, requests: AcceptanceRequest[]): Promise<AcceptanceOutcome[]> {
+  if (store.dialect === 'postgres') {
+    const outcomes = await commitAcceptancesInOneStatement(store, requests, clock());
+    if (outcomes) return outcomes;
+  }
+  return await runInTransaction(store, (trx) => commitAcceptances(trx, store.dialect, requests, clock()));
+}
+
+/**
+ * PostgreSQL groups committing at once, each on its own connection of the pool (TMS_PG_POOL_SIZE,
+ * 10 by default), leaving the rest to reads and workers.
+ */
+const POSTGRES_GROUPS_IN_FLIGHT = 4;
 
 /**
  * The group-commit writer for acceptances. A unique violation can only come from an idempotency
@@ -17,7 +37,7 @@ export function createAcceptanceWriter(store: Store, clock: () => number): Accep
   return new GroupCommitter<AcceptanceRequest, AcceptanceOutcome>(
     async (requests) => {
       try {
-        return await runInTransaction(store, (trx) => commitAcceptances(trx, store.dialect, requests, clock()));
+        return await commitGroup(store, clock, requests);
       } catch (error) {
         if (requests.length === 1 && requests[0]!.idempotency && isUniqueViolation(error)) return [{ kind: 'idempotency_conflict' }];
         throw error;
@@ -27,9 +47,11 @@ export function createAcceptanceWriter(store: Store, clock: () => number): Accep
       maxItems: MAX_REQUESTS_PER_GROUP,
       maxWeight: MAX_MESSAGES_PER_GROUP,
       weigh: (request) => Math.max(1, countMessages(request)),
-      // One group at a time on both stores. Measured on PostgreSQL with 4 in flight: slower (1.9k
-      // vs 2.7k sends/s), because groups of one workspace queue on its wallet row lock.
-      maxInFlight: 1,
+      // A group locks the wallet row of each workspace in it until it commits, so a second group of
+      // the same workspace would only queue on that lock (measured: 4 groups in flight regardless
+      // of workspace were slower than 1). One group per workspace, several workspaces at once.
+      // SQLite has one writer: one group at a time.
+      ...(store.dialect === 'postgres' ? { partitionOf: (request) => request.workspaceId, maxInFlight: POSTGRES_GROUPS_IN_FLIGHT } : { maxInFlight: 1 }),
     },
   );
 }

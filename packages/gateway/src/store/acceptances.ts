@@ -72,7 +72,7 @@ export type AcceptanceOutcome =
   | { kind: 'message_cap_reached'; requested: number; cap: number; used: number }
   | { kind: 'idempotency_conflict' };
 
-function messagesOf(request: AcceptanceRequest): MessageRow[] {
+export function messagesOf(request: AcceptanceRequest): MessageRow[] {
   return request.recipients.flatMap((recipient) => ('message' in recipient ? [recipient.message] : []));
 }
 
@@ -84,7 +84,7 @@ export function countMessages(request: AcceptanceRequest): number {
 }
 
 /** The result of accepting the first `acceptedCount` messages of a request. */
-function resultOf(request: AcceptanceRequest, acceptedCount: number): AcceptedResult {
+export function resultOf(request: AcceptanceRequest, acceptedCount: number): AcceptedResult {
   let messageIndex = 0;
   const recipients = request.recipients.map((recipient): RecipientResult => {
     if ('refusal' in recipient) return { ...recipient.echo, status: 'refused', refusal: recipient.refusal };
@@ -99,7 +99,7 @@ function resultOf(request: AcceptanceRequest, acceptedCount: number): AcceptedRe
 
 type QuotaLedger = Map<string, number>;
 
-const quotaId = (oaId: string, day: string): string => `${oaId}\u0000${day}`;
+export const quotaId = (oaId: string, day: string): string => `${oaId}\u0000${day}`;
 
 /** A request with its messages, taken out of its recipients once per commit. */
 interface Pending {
@@ -113,7 +113,7 @@ function grantFor({ request, messages }: Pending, remainingQuota: QuotaLedger): 
   return Math.max(0, Math.min(messages.length, remaining));
 }
 
-function priceOf(messages: MessageRow[], count: number): number {
+export function priceOf(messages: MessageRow[], count: number): number {
   let total = 0;
   for (let index = 0; index < count; index += 1) total += messages[index]?.price ?? 0;
   return total;
