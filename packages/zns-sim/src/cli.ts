@@ -15,7 +15,7 @@ const USAGE = `Usage: tms-zns-sim [--port N] [--host H] [--seed FILE] [--events-
   --state-file FILE    keep tokens, quota, RSA keys and recent messages in FILE across restarts
                        (loaded at start if it exists; default: none, every start begins from the seed)
   --durable-sends      with --state-file: store each accepted send before answering it, so a crash never
-                       forgets an answered send (one file write per send: for crash tests, not for load)
+                       forgets an answered send (one fsynced line per send, appended to FILE.sends)
   --help               this text
 
 Serves the OAuth path (POST /v4/oa/access_token), the ZNS business paths and /_control on one port.

@@ -4,8 +4,8 @@
  * A non-200 answer, a network error or a timeout is retried along `retry_delays_ms`; retries carry `num_retry`.
  * The body (and so the signature) is built once and is identical on every attempt.
  */
-import { createHash } from 'node:crypto';
-import { Pool } from 'undici';
+import { hash } from 'node:crypto';
+import { Pool, type Dispatcher } from 'undici';
 import type { Scheduler } from './scheduler.ts';
 import type { EventSettings } from './seed.ts';
 
@@ -52,7 +52,8 @@ interface PendingEvent {
 const ATTEMPT_LOG_LIMIT = 10_000;
 
 export function signEvent(appId: string, rawBody: string, timestamp: string, oaSecretKey: string): string {
-  return createHash('sha256').update(appId + rawBody + timestamp + oaSecretKey).digest('hex');
+  // The one-shot hash: no Hash object per event.
+  return hash('sha256', appId + rawBody + timestamp + oaSecretKey, 'hex');
 }
 
 export class EventDispatcher {
@@ -141,7 +142,7 @@ export class EventDispatcher {
       this.stats.queued++;
       return;
     }
-    void this.send(ev);
+    this.send(ev);
   }
 
   private record(a: EventAttempt): void {
@@ -152,7 +153,8 @@ export class EventDispatcher {
     }
   }
 
-  private async send(ev: PendingEvent): Promise<void> {
+  /** Posts one attempt of `ev`; its outcome comes back through an AttemptHandler to `finish`. */
+  private send(ev: PendingEvent): void {
     const cfg = this.settings();
     const url = cfg.url;
     if (!url) {
@@ -162,29 +164,28 @@ export class EventDispatcher {
     }
     this.stats.in_flight++;
     this.stats.attempts++;
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      'x-zevent-signature': ev.signature,
-      'user-agent': 'tms-zns-sim',
-    };
-    if (ev.attempt > 0) headers.num_retry = String(ev.attempt);
-    let status = 0;
-    let error: string | undefined;
+    const handler = new AttemptHandler(this, ev, url);
     try {
-      const t = this.targetFor(url);
-      const res = await t.pool.request({
-        path: t.path,
-        method: 'POST',
-        headers,
-        body: ev.raw,
-        headersTimeout: cfg.timeout_ms,
-        bodyTimeout: cfg.timeout_ms,
-      });
-      status = res.statusCode;
-      await res.body.dump().catch(() => undefined);
+      const target = this.targetFor(url);
+      // undici's dispatch with a handler of our own: no response object, body stream or promise per event.
+      target.pool.dispatch(
+        {
+          path: target.path,
+          method: 'POST',
+          headers: ev.attempt > 0 ? [...eventHeaders(ev.signature), 'num_retry', String(ev.attempt)] : eventHeaders(ev.signature),
+          body: ev.raw,
+          headersTimeout: cfg.timeout_ms,
+          bodyTimeout: cfg.timeout_ms,
+        },
+        handler,
+      );
     } catch (err) {
-      error = (err as Error).message;
+      handler.onResponseError(null, err as Error);
     }
+  }
+
+  /** The end of one attempt: recorded, then retried along the ladder or given up, and the next waiting event goes out. */
+  finish(ev: PendingEvent, url: string, status: number, error: string | undefined): void {
     this.stats.in_flight--;
     if (this.closed) return;
     const ok = status === 200;
@@ -210,11 +211,58 @@ export class EventDispatcher {
     while (this.waitingHead < this.waiting.length && this.stats.in_flight < this.settings().max_in_flight) {
       const ev = this.waiting[this.waitingHead++] as PendingEvent;
       this.stats.queued--;
-      void this.send(ev);
+      this.send(ev);
     }
     if (this.waitingHead > 1024 && this.waitingHead * 2 > this.waiting.length) {
       this.waiting.splice(0, this.waitingHead);
       this.waitingHead = 0;
     }
+  }
+}
+
+function eventHeaders(signature: string): string[] {
+  return ['content-type', 'application/json', 'x-zevent-signature', signature, 'user-agent', 'tms-zns-sim'];
+}
+
+/**
+ * One attempt's answer: its status counts, its body is read and dropped. An error after a status has arrived
+ * (the body broke off) still counts the status, as the answer was already given.
+ */
+class AttemptHandler implements Dispatcher.DispatchHandler {
+  private status = 0;
+  private settled = false;
+
+  constructor(
+    private readonly dispatcher: EventDispatcher,
+    private readonly event: PendingEvent,
+    private readonly url: string,
+  ) {}
+
+  /** Present so that undici takes this for a handler of its current interface. */
+  onRequestStart(): void {
+    // nothing to keep: an attempt is never aborted from here
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
+    // 1xx interim answers are followed by the real one.
+    if (statusCode >= 200) this.status = statusCode;
+  }
+
+  onResponseData(): void {
+    // the body is not needed
+  }
+
+  onResponseEnd(): void {
+    this.settle(this.status, undefined);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | null, error: Error): void {
+    this.settle(this.status, this.status === 0 ? error.message : undefined);
+  }
+
+  private settle(status: number, error: string | undefined): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.dispatcher.finish(this.event, this.url, status, error);
   }
 }

@@ -9,8 +9,13 @@
  *
  * Writes are atomic (a temp file in the same directory, fsync, rename), so a crash leaves the old or the new
  * file, never a torn one. The file holds tokens and private keys: mode 0600.
+ *
+ * Durable sends go to a journal beside it (`FILE.sends`): one JSON line per accepted send, appended and
+ * fsynced before the send is answered. A line costs the same however many messages the state holds, where
+ * rewriting the whole file per send would grow with them. Each full write of the file takes in every send
+ * journalled so far and empties the journal; reading the file replays what the journal still holds.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isJsonObject } from './json-object.ts';
 
@@ -42,6 +47,9 @@ export interface PersistedOa {
 
 /** [msg_id, oa_id, recipient, phone or null, tracking_id, sent_time, delivery_time (0 = not yet), never_delivered] */
 export type PersistedMessage = [string, string, string, string | null, string, number, number, boolean];
+
+/** A line of the sends journal: the message, then its OA's quota day and use of that day after the send. */
+export type PersistedSend = [...PersistedMessage, number, number];
 
 export interface PersistedState {
   version: typeof STATE_FILE_VERSION;
@@ -89,8 +97,71 @@ function isMessage(v: unknown): v is PersistedMessage {
   );
 }
 
-/** The state in `file`, or null when there is no such file. Throws StateFileError when it cannot be used. */
+/** The journal of durable sends that belongs to the state file `file`. */
+export function sendsJournalOf(file: string): string {
+  return `${file}.sends`;
+}
+
+function isSend(v: unknown): v is PersistedSend {
+  return Array.isArray(v) && v.length === 10 && isMessage(v.slice(0, 8)) && isInt(v[8]) && isInt(v[9]) && v[9] >= 0;
+}
+
+/**
+ * The sends of the journal, oldest first. A last line cut short (a crash in the middle of its write) was never
+ * answered and is left out; any other line that cannot be read is damage.
+ */
+function readSendsJournal(journal: string): PersistedSend[] {
+  let text: string;
+  try {
+    text = readFileSync(journal, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw new StateFileError(`sends journal ${journal} cannot be read: ${(err as Error).message}`);
+  }
+  const lines = text.split('\n');
+  const sends: PersistedSend[] = [];
+  for (let index = 0; index < lines.length; index++) {
+    const line = lines[index]!;
+    if (line === '') continue;
+    let send: unknown;
+    try {
+      send = JSON.parse(line);
+    } catch {
+      send = undefined;
+    }
+    if (isSend(send)) sends.push(send);
+    else if (index < lines.length - 1) throw new StateFileError(`sends journal ${journal}: line ${index + 1} is damaged; delete the state file and the journal to start from the seed`);
+  }
+  return sends;
+}
+
+/** Adds the journalled sends the state does not have yet, and their OAs' quota use. */
+function replaySends(state: PersistedState, sends: PersistedSend[]): PersistedState {
+  const known = new Set(state.messages.map((message) => message[0]));
+  const oas = new Map(state.oas.map((oa) => [oa.oa_id, oa]));
+  for (const send of sends) {
+    const message = send.slice(0, 8) as PersistedMessage;
+    if (!known.has(message[0])) {
+      known.add(message[0]);
+      state.messages.push(message);
+    }
+    const oa = oas.get(message[1]);
+    const [quotaDay, usedToday] = [send[8], send[9]];
+    if (oa === undefined || quotaDay < oa.quota_day) continue;
+    // Use only grows within a day, so the larger count is the later one.
+    oa.used_today = quotaDay > oa.quota_day ? usedToday : Math.max(oa.used_today, usedToday);
+    oa.quota_day = quotaDay;
+  }
+  return state;
+}
+
+/** The state in `file` (with the durable sends its journal holds), or null when there is no such file. Throws StateFileError when it cannot be used. */
 export function readStateFile(file: string): PersistedState | null {
+  const state = readSnapshot(file);
+  return state === null ? null : replaySends(state, readSendsJournal(sendsJournalOf(file)));
+}
+
+function readSnapshot(file: string): PersistedState | null {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -155,11 +226,17 @@ function writeStateFile(file: string, state: PersistedState): void {
 export class StateFile {
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
+  private readonly journal: string;
+  /** The journal, open for appending once a durable send was stored; its length is known, so a failed line can be taken back. */
+  private journalFd: number | null = null;
+  private journalBytes = 0;
 
   constructor(
     readonly file: string,
     private readonly snapshot: () => PersistedState,
-  ) {}
+  ) {
+    this.journal = sendsJournalOf(file);
+  }
 
   /** Writes the state before returning; throws when it cannot, so the caller can refuse what it was about to answer. */
   saveNow(): void {
@@ -168,6 +245,48 @@ export class StateFile {
       this.timer = null;
     }
     writeStateFile(this.file, this.snapshot());
+    this.emptyJournal();
+  }
+
+  /**
+   * Stores one durable send before it is answered: a line appended to the journal and fsynced. Throws when it
+   * cannot; the line is then taken back, so a send refused with an error is never replayed after a restart.
+   */
+  appendSend(send: PersistedSend): void {
+    const line = `${JSON.stringify(send)}\n`;
+    if (this.journalFd === null) {
+      const fd = openSync(this.journal, 'a', 0o600);
+      this.journalBytes = fstatSync(fd).size;
+      this.journalFd = fd;
+    }
+    const fd = this.journalFd;
+    const before = this.journalBytes;
+    try {
+      writeSync(fd, line);
+      fdatasyncSync(fd);
+      this.journalBytes = before + Buffer.byteLength(line);
+    } catch (err) {
+      // Taken back and closed (opened again by the next send), so no part of this line can come back.
+      this.journalFd = null;
+      try {
+        ftruncateSync(fd, before);
+      } catch {
+        // Nothing more can be done: after a crash the reader leaves out a line cut short at the end.
+      }
+      closeSync(fd);
+      throw err;
+    }
+  }
+
+  /** After a full write every journalled send is in the file: the journal starts again empty. */
+  private emptyJournal(): void {
+    try {
+      if (this.journalFd !== null) ftruncateSync(this.journalFd, 0);
+      else rmSync(this.journal, { force: true });
+      this.journalBytes = 0;
+    } catch {
+      // Harmless: a replay skips the sends the file already has.
+    }
   }
 
   saveSoon(): void {
@@ -192,5 +311,7 @@ export class StateFile {
   close(): void {
     this.flush();
     this.closed = true;
+    if (this.journalFd !== null) closeSync(this.journalFd);
+    this.journalFd = null;
   }
 }

@@ -1,7 +1,7 @@
 // --durable-sends / durableSends: a send is on disk before it is answered, so a crash never forgets an
 // answered send; and GET /_control/messages, which lists what the platform knows across a restart.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -88,8 +88,8 @@ describe('--durable-sends / durableSends', () => {
   it('refuses a send it cannot store: HTTP 500, no quota used, nothing kept or delivered', async () => {
     const file = stateFile();
     const sim = await start({ stateFile: file, durableSends: true });
-    // The temp file of the next write cannot be created: a directory stands in its place.
-    const blocker = `${file}.${process.pid}.tmp`;
+    // The sends journal cannot be opened: a directory stands in its place.
+    const blocker = `${file}.sends`;
     try {
       const token = await accessToken(sim.url);
       mkdirSync(blocker);
@@ -105,6 +105,32 @@ describe('--durable-sends / durableSends', () => {
     } finally {
       rmSync(blocker, { recursive: true, force: true });
       await sim.close();
+    }
+  });
+
+  it('starts after a crash in the middle of storing a send, with every send answered before it', async () => {
+    const file = stateFile();
+    const first = runCli(['--state-file', file, '--durable-sends', '--events-delay-ms', '600000']);
+    const firstUrl = await listening(first);
+    const token = await accessToken(firstUrl);
+    const sent: string[] = [];
+    for (const trackingId of ['torn-1', 'torn-2']) {
+      const answer = await post(firstUrl, '/message/template', token, otpSend('84987654321', { tracking_id: trackingId }));
+      expect(answer.json.error).toBe(0);
+      sent.push(answer.json.data.msg_id);
+    }
+    await first.kill();
+    // What a crash halfway through writing a third send leaves (that send was never answered).
+    appendFileSync(`${file}.sends`, '["0123456789abcdef0123","4318269720189301001","8498');
+
+    const second = runCli(['--state-file', file, '--durable-sends', '--events-delay-ms', '600000']);
+    try {
+      const url = await listening(second);
+      const known = await control(url, 'GET', '/messages');
+      expect(known.json.messages.map((message: { msg_id: string }) => message.msg_id)).toEqual(sent);
+      expect((await get(url, '/message/quota', token)).json.data.remainingQuota).toBe('4998');
+    } finally {
+      await second.kill();
     }
   });
 

@@ -132,6 +132,23 @@ interface Answer {
   text: string;
 }
 
+/** Where a call goes: parsed once, not per call (a send is made per message). */
+interface Target {
+  origin: string;
+  /** Path and query. */
+  path: string;
+}
+
+function targetOf(url: URL): Target {
+  return { origin: url.origin, path: `${url.pathname}${url.search}` };
+}
+
+interface CallOptions {
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+}
+
 /** Whether the body is the platform's own error answer (`{"error": -…}`), which says it did nothing. */
 function isPlatformErrorBody(text: string): boolean {
   try {
@@ -156,6 +173,7 @@ function unreadableAnswerCause(statusCode: number, text: string): UnknownOutcome
 
 export class ZnsClient {
   private readonly dispatcher: Dispatcher;
+  private readonly sendTargets: Record<SendKind, Target>;
 
   constructor(
     private readonly endpoints: ZnsEndpoints,
@@ -164,14 +182,16 @@ export class ZnsClient {
     this.dispatcher =
       dispatcher ??
       new Agent({ keepAliveTimeout: 30_000, connections: endpoints.connections ?? 512, pipelining: 1, connect: { timeout: endpoints.timeoutMs } });
+    const sendTarget = (kind: SendKind): Target => targetOf(new URL(SEND_PATHS[kind], endpoints.apiBaseUrl));
+    this.sendTargets = { plain: sendTarget('plain'), hashphone: sendTarget('hashphone'), rsa: sendTarget('rsa') };
   }
 
-  private async call(url: string, options: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string }): Promise<Json> {
-    for (const [name, value] of Object.entries(options.headers)) {
-      const problem = headerValueProblem(value);
+  private async call(target: Target, options: CallOptions): Promise<Json> {
+    for (const name in options.headers) {
+      const problem = headerValueProblem(options.headers[name]!);
       if (problem) throw new InvalidPlatformRequestError(name, problem);
     }
-    const { statusCode, text } = await this.exchange(url, options);
+    const { statusCode, text } = await this.exchange(target, options);
     if (statusCode >= 500 || statusCode === 429) {
       throw new PlatformUnavailableError(`ZNS answered HTTP ${statusCode}`, statusCode, unreadableAnswerCause(statusCode, text));
     }
@@ -191,9 +211,8 @@ export class ZnsClient {
    * still waiting for a pooled connection when the deadline passes is given up at once and, if
    * the pool ever hands it a connection, cancelled before a byte is written.
    */
-  private exchange(url: string, options: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string }): Promise<Answer> {
+  private exchange(target: Target, options: CallOptions): Promise<Answer> {
     const { timeoutMs } = this.endpoints;
-    const target = new URL(url);
     return new Promise<Answer>((resolve, reject) => {
       let started = false;
       let settled = false;
@@ -229,7 +248,7 @@ export class ZnsClient {
         onResponseData: (_controller, chunk) => {
           chunks.push(chunk);
         },
-        onResponseEnd: () => settle({ statusCode, text: Buffer.concat(chunks).toString('utf8') }),
+        onResponseEnd: () => settle({ statusCode, text: (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8') }),
         onResponseError: (_controller, error) => {
           settle(new PlatformUnavailableError(`ZNS request failed: ${error.message}`, null, started ? 'connection_lost' : null));
         },
@@ -238,7 +257,7 @@ export class ZnsClient {
         this.dispatcher.dispatch(
           {
             origin: target.origin,
-            path: `${target.pathname}${target.search}`,
+            path: target.path,
             method: options.method,
             headers: options.headers,
             body: options.body,
@@ -259,18 +278,22 @@ export class ZnsClient {
     return { ok: true, data: read(body) };
   }
 
-  private business(path: string, accessToken: string, init: { method: 'GET' | 'POST'; query?: Record<string, string>; body?: unknown }): Promise<Json> {
-    const url = new URL(path, this.endpoints.apiBaseUrl);
-    for (const [name, value] of Object.entries(init.query ?? {})) url.searchParams.set(name, value);
+  private business(path: string | Target, accessToken: string, init: { method: 'GET' | 'POST'; query?: Record<string, string>; body?: unknown }): Promise<Json> {
+    let target: Target;
+    if (typeof path === 'string') {
+      const url = new URL(path, this.endpoints.apiBaseUrl);
+      for (const [name, value] of Object.entries(init.query ?? {})) url.searchParams.set(name, value);
+      target = targetOf(url);
+    } else target = path;
     const headers: Record<string, string> = { access_token: accessToken };
     if (init.body !== undefined) headers['content-type'] = 'application/json';
-    return this.call(url.toString(), { method: init.method, headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+    return this.call(target, { method: init.method, headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
   }
 
   /** Exchanges a refresh token (single use) for a new pair. */
   async refreshAccessToken(input: { appId: string; appSecret: string; refreshToken: string }): Promise<ZnsResult<TokenPair>> {
     const body = new URLSearchParams({ refresh_token: input.refreshToken, app_id: input.appId, grant_type: 'refresh_token' }).toString();
-    const answer = await this.call(new URL('/v4/oa/access_token', this.endpoints.oauthBaseUrl).toString(), {
+    const answer = await this.call(targetOf(new URL('/v4/oa/access_token', this.endpoints.oauthBaseUrl)), {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', secret_key: input.appSecret },
       body,
@@ -286,7 +309,7 @@ export class ZnsClient {
   }
 
   async sendMessage(accessToken: string, message: SendRequest): Promise<ZnsResult<SendAccepted>> {
-    const body = await this.business(SEND_PATHS[message.kind], accessToken, {
+    const body = await this.business(this.sendTargets[message.kind], accessToken, {
       method: 'POST',
       body: {
         [RECIPIENT_FIELD[message.kind]]: message.recipient,

@@ -12,7 +12,7 @@
  * the template's review status; change_oa_daily_quota drops the OA's cached platform quota. Every
  * other valid event is answered and ignored, so the platform stops retrying it.
  */
-import { safeEqual, sha256Hex } from '../lib/crypto.ts';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { runInTransaction } from '../store/database.ts';
 import {
   findMessageForEvent,
@@ -72,10 +72,19 @@ function eventOaId(event: JsonObject): string | undefined {
   return textOf(event.oa_id) || textOf(event.oaId) || textOf(objectOf(event.sender)?.id) || undefined;
 }
 
+const SHA256_HEX = /^(?:mac=)?([0-9a-f]{64})$/i;
+
+/** sha256(first + rawBody + timestamp + secret), hashed part by part (no concatenated copy of the body). */
+function eventDigest(first: string, rawBody: Buffer, timestamp: string, secret: string): Buffer {
+  return createHash('sha256').update(first, 'utf8').update(rawBody).update(timestamp, 'utf8').update(secret, 'utf8').digest();
+}
+
 /**
  * Checks X-ZEvent-Signature: sha256_hex(first + rawBody + timestamp + secret) with first = the
  * event's app_id or, tolerated, the oa_id. Accepts the value with or without "mac=" and in either
- * hex case; compares in constant time against every candidate.
+ * hex case. A value that is not 64 hex digits cannot match (its shape is no secret); any other is
+ * compared as 32 bytes in constant time with each candidate, the app_id's first. Stopping at a match
+ * tells a caller only what the answer tells anyway; a wrong value is compared with every candidate.
  */
 function verifyEventSignature(input: {
   presented: string;
@@ -85,15 +94,12 @@ function verifyEventSignature(input: {
   timestamp: string;
   secret: string;
 }): boolean {
-  const presented = input.presented.trim().replace(/^mac=/i, '').toLowerCase();
-  const firstTerms = [...new Set([input.appId, input.oaId].filter((term): term is string => term !== undefined && term !== ''))];
-  let matched = false;
-  for (const first of firstTerms) {
-    const expected = sha256Hex(Buffer.concat([Buffer.from(first, 'utf8'), input.rawBody, Buffer.from(input.timestamp, 'utf8'), Buffer.from(input.secret, 'utf8')]));
-    // No early exit: the time taken does not tell which candidate matched.
-    matched = safeEqual(presented, expected) || matched;
-  }
-  return matched;
+  const hex = SHA256_HEX.exec(input.presented.trim())?.[1];
+  if (hex === undefined) return false;
+  const presented = Buffer.from(hex, 'hex');
+  const { appId, oaId, rawBody, timestamp, secret } = input;
+  if (appId !== undefined && appId !== '' && timingSafeEqual(eventDigest(appId, rawBody, timestamp, secret), presented)) return true;
+  return oaId !== appId && oaId !== '' && timingSafeEqual(eventDigest(oaId, rawBody, timestamp, secret), presented);
 }
 
 export interface PlatformEventInput {

@@ -63,7 +63,7 @@ export async function createPlatform(seed: NormalizedSeed, options: PlatformOpti
     faults: { ...DEFAULT_FAULTS },
     faultsOn: false,
     onStateChange: null,
-    durableSends: false,
+    storeSend: null,
   };
   const quotaDay = vietnamDay(now());
   for (const seedAccount of seed.oas) addSeedAccount(platform, seedAccount, quotaDay);

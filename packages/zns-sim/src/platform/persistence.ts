@@ -1,6 +1,6 @@
 /** The platform's side of the state file (state.ts): what it writes and how it continues from what was written. */
 import { rsaKeyFromPem } from '../rsa.ts';
-import { STATE_FILE_MESSAGE_LIMIT, STATE_FILE_VERSION, type PersistedAccessToken, type PersistedMessage, type PersistedOa, type PersistedState } from '../state.ts';
+import { STATE_FILE_MESSAGE_LIMIT, STATE_FILE_VERSION, type PersistedAccessToken, type PersistedMessage, type PersistedOa, type PersistedSend, type PersistedState } from '../state.ts';
 import type { OaState } from './accounts.ts';
 import { deliverAfter, storeMessage, type MessageRecord } from './messages.ts';
 import { forgetAccessTokens, replaceRefreshToken } from './oauth-tokens.ts';
@@ -25,6 +25,15 @@ function persistedAccount(platform: Platform, oa: OaState, now: number): Persist
   };
 }
 
+function persistedMessage(message: MessageRecord): PersistedMessage {
+  return [message.id, message.oa.oa_id, message.recipient, message.phone, message.trackingId, message.sentTime, message.deliveryTime, message.neverDelivered];
+}
+
+/** A durable send's line in the sends journal: the message, and its OA's quota count with it. */
+export function persistedSend(message: MessageRecord): PersistedSend {
+  return [...persistedMessage(message), message.oa.quotaDay, message.oa.usedToday];
+}
+
 /** What the state file keeps (see state.ts): tokens, quota, RSA keys and the most recent messages. */
 export function exportState(platform: Platform): PersistedState {
   const now = platform.now();
@@ -33,7 +42,7 @@ export function exportState(platform: Platform): PersistedState {
   let skip = platform.messages.size - STATE_FILE_MESSAGE_LIMIT;
   for (const message of platform.messages.values()) {
     if (skip-- > 0) continue;
-    messages.push([message.id, message.oa.oa_id, message.recipient, message.phone, message.trackingId, message.sentTime, message.deliveryTime, message.neverDelivered]);
+    messages.push(persistedMessage(message));
   }
   return { version: STATE_FILE_VERSION, saved_at: now, oas, messages };
 }

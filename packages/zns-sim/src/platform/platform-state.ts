@@ -56,10 +56,11 @@ export interface Platform {
    */
   onStateChange: ((urgent: boolean) => void) | null;
   /**
-   * Accepted sends are stored (urgent) before they are answered, as a real platform would, so a crash of
-   * the simulator never forgets a send it answered. Off by default: each send then costs a state write.
+   * Durable sends: stores an accepted send before it is answered, as a real platform would, so a crash of the
+   * simulator never forgets a send it answered; throws when it cannot, and the send is refused. Null (the
+   * default): sends reach the state file with the rest of the state, up to a second later.
    */
-  durableSends: boolean;
+  storeSend: ((message: MessageRecord) => void) | null;
 }
 
 export function stateChanged(platform: Platform, urgent: boolean): void {

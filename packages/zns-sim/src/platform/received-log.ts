@@ -23,9 +23,47 @@ export interface ReceivedFilter {
   limit?: number;
 }
 
+/** What a send request carried and was answered: either the value itself, or the JSON text of it. */
+export type LoggedJson = { value: unknown } | { json: string };
+
+/**
+ * An entry as kept. A body or an answer that came or went as JSON text is kept as that one string and parsed
+ * again when read: a log of the newest 100,000 sends then holds one string each instead of a tree of objects,
+ * which the garbage collector would otherwise copy on every young-generation collection while it lives.
+ */
+class StoredEntry {
+  constructor(
+    readonly seq: number,
+    readonly time: number,
+    readonly path: string,
+    readonly oaId: string | null,
+    readonly trackingId: string | null,
+    private readonly body: unknown,
+    private readonly bodyIsJson: boolean,
+    private readonly response: unknown,
+    private readonly responseIsJson: boolean,
+    readonly httpStatus: number | null,
+    readonly fault: FaultKind | null,
+  ) {}
+
+  view(): ReceivedEntry {
+    return {
+      seq: this.seq,
+      time: this.time,
+      path: this.path,
+      oa_id: this.oaId,
+      tracking_id: this.trackingId,
+      body: this.bodyIsJson ? JSON.parse(this.body as string) : this.body,
+      response: this.responseIsJson ? JSON.parse(this.response as string) : this.response,
+      http_status: this.httpStatus,
+      fault: this.fault,
+    };
+  }
+}
+
 /** A ring buffer: once full, each new entry overwrites the oldest. */
 export class ReceivedLog {
-  private entries: ReceivedEntry[] = [];
+  private entries: StoredEntry[] = [];
   /** Where the next entry goes once the buffer is full (= the oldest entry). */
   private next = 0;
   private lastSeq = 0;
@@ -43,12 +81,29 @@ export class ReceivedLog {
   }
 
   add(entry: Omit<ReceivedEntry, 'seq'>): void {
+    this.addLogged(entry, { value: entry.body }, { value: entry.response });
+  }
+
+  /** Like add, with the body and the answer given as values or as their JSON text. */
+  addLogged(entry: Omit<ReceivedEntry, 'seq' | 'body' | 'response'>, body: LoggedJson, response: LoggedJson): void {
     const limit = this.limit();
     if (limit === 0) {
       this.droppedCount++;
       return;
     }
-    const numbered: ReceivedEntry = { seq: ++this.lastSeq, ...entry };
+    const numbered = new StoredEntry(
+      ++this.lastSeq,
+      entry.time,
+      entry.path,
+      entry.oa_id,
+      entry.tracking_id,
+      'json' in body ? body.json : body.value,
+      'json' in body,
+      'json' in response ? response.json : response.value,
+      'json' in response,
+      entry.http_status,
+      entry.fault,
+    );
     if (this.entries.length < limit) this.entries.push(numbered);
     else {
       this.entries[this.next] = numbered;
@@ -64,10 +119,10 @@ export class ReceivedLog {
     const limit = filter.limit ?? Infinity;
     for (const entry of ordered) {
       if (filter.since_seq !== undefined && entry.seq <= filter.since_seq) continue;
-      if (filter.tracking_id !== undefined && entry.tracking_id !== filter.tracking_id) continue;
+      if (filter.tracking_id !== undefined && entry.trackingId !== filter.tracking_id) continue;
       if (filter.path !== undefined && entry.path !== filter.path) continue;
-      if (filter.oa_id !== undefined && entry.oa_id !== filter.oa_id) continue;
-      found.push(entry);
+      if (filter.oa_id !== undefined && entry.oaId !== filter.oa_id) continue;
+      found.push(entry.view());
       if (found.length >= limit) break;
     }
     return found;
