@@ -1,10 +1,15 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { refundMessages } from './acceptances.ts';
-import type { Store, Transaction } from './database.ts';
+import type { Dialect, Store, Transaction } from './database.ts';
 import type { Database, MessageRow, MessageStatus } from './schema.ts';
 
+/** One message of a workspace by its id, as findMessage runs it (the query-plan test explains this very query). */
+export function findMessageQuery(db: Kysely<Database>, workspaceId: string, id: string): SelectQueryBuilder<Database, 'messages', MessageRow> {
+  return db.selectFrom('messages').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id);
+}
+
 export async function findMessage(db: Kysely<Database>, workspaceId: string, id: string): Promise<MessageRow | undefined> {
-  return db.selectFrom('messages').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  return findMessageQuery(db, workspaceId, id).executeTakeFirst();
 }
 
 export interface MessageFilter {
@@ -34,13 +39,16 @@ const SQLITE_INDEX_BY_FILTER: readonly [keyof MessageFilter, string][] = [
   ['oaId', 'messages_by_workspace_oa'],
 ];
 
-/** Newest first; asks for one row more than the page so the caller can tell whether more exist. */
-export async function listMessages(
-  store: Pick<Store, 'db' | 'dialect'>,
-  workspaceId: string,
-  filter: MessageFilter,
-  page: { limit: number; offset: number },
-): Promise<MessageRow[]> {
+export interface MessagePageWindow {
+  limit: number;
+  offset: number;
+}
+
+/**
+ * One page of a workspace's messages, newest first, as listMessages runs it (the query-plan test
+ * explains this very statement); one row more than the page, so the caller can tell whether more exist.
+ */
+export function listMessagesQuery(dialect: Dialect, workspaceId: string, filter: MessageFilter, page: MessagePageWindow): RawBuilder<MessageRow> {
   const conditions = [sql`workspace_id = ${workspaceId}`];
   if (filter.trackingId !== undefined) conditions.push(sql`tracking_id = ${filter.trackingId}`);
   if (filter.phone !== undefined) conditions.push(sql`phone = ${filter.phone}`);
@@ -49,11 +57,16 @@ export async function listMessages(
   if (filter.oaId !== undefined) conditions.push(sql`oa_id = ${filter.oaId}`);
   if (filter.from !== undefined) conditions.push(sql`created_at >= ${filter.from}`);
   if (filter.to !== undefined) conditions.push(sql`created_at <= ${filter.to}`);
-  const index = store.dialect === 'sqlite' ? SQLITE_INDEX_BY_FILTER.find(([name]) => filter[name] !== undefined)?.[1] : undefined;
+  const index = dialect === 'sqlite' ? SQLITE_INDEX_BY_FILTER.find(([name]) => filter[name] !== undefined)?.[1] : undefined;
   const table = index === undefined ? sql`messages` : sql`messages INDEXED BY ${sql.id(index)}`;
-  const result = await sql<MessageRow>`
+  return sql<MessageRow>`
     SELECT * FROM ${table} WHERE ${sql.join(conditions, sql` AND `)}
-    ORDER BY created_at DESC, id DESC LIMIT ${page.limit + 1} OFFSET ${page.offset}`.execute(store.db);
+    ORDER BY created_at DESC, id DESC LIMIT ${page.limit + 1} OFFSET ${page.offset}`;
+}
+
+/** Newest first; asks for one row more than the page so the caller can tell whether more exist. */
+export async function listMessages(store: Pick<Store, 'db' | 'dialect'>, workspaceId: string, filter: MessageFilter, page: MessagePageWindow): Promise<MessageRow[]> {
+  const result = await listMessagesQuery(store.dialect, workspaceId, filter, page).execute(store.db);
   return result.rows;
 }
 
