@@ -23,19 +23,12 @@
  * a console read that answers 404 is reported as not available.
  */
 import { join } from 'node:path';
-import pg from 'pg';
 import pino from 'pino';
 import { Pool } from 'undici';
 import { parseConfig } from '../src/config/config.ts';
-import { carrierOf } from '../src/lib/phone.ts';
-import { VIETNAM_OFFSET_MS } from '../src/lib/vietnam-time.ts';
 import { createRuntime } from '../src/main/runtime.ts';
-import { createApiKey } from '../src/services/admin/api-keys.ts';
-import { connectSenderAccount } from '../src/services/admin/sender-accounts.ts';
-import { registerTemplate } from '../src/services/admin/templates.ts';
-import { createWorkspace } from '../src/services/admin/workspaces.ts';
 import { acceptInvitation, inviteConsoleUser } from '../src/services/console/users.ts';
-import { openSqliteDatabase, type SqliteConnection } from '../src/store/sqlite-driver.ts';
+import { CONSOLE_HISTORY, DAY_MS, growStore, postgresSink, seedBenchWorkspace, sqliteSink, vietnamMidnight, type Grown, type SeededWorkspace } from './grown-store-data.ts';
 import { benchGatewayEnvironment, freePort, startServer, type ServerProcess } from './processes.ts';
 import { fmt } from './report.ts';
 import type * as Harness from '../test/harness.ts';
@@ -91,202 +84,13 @@ export interface ConsoleReadsResult {
   problems: string[];
 }
 
-const DAY_MS = 86_400_000;
-const HISTORY_DAYS = 90;
 const WARMUP_REQUESTS = 20;
 /** How long the gateway reuses a big workspace's overview counts (REUSE_MS in caches/message-counts.ts). */
 const OVERVIEW_COUNTS_REUSE_MS = 10_000;
 /** Overviews measured with their counts made afresh: each costs a wait of 11 s. */
 const FRESH_OVERVIEWS = 8;
-const MESSAGES_PER_CHARGE = 50;
 const OTHER_WORKSPACES = 3;
-const DISTINCT_PHONES = 5000;
-const CHUNK_ROWS = 20_000;
 const PASSWORD = 'bench-console-password';
-const WEBHOOK_URL = 'https://hooks.example.com/tms/reports';
-
-/** A small, fast, seeded generator: the same data on every run and on both stores. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let mixed = Math.imul(state ^ (state >>> 15), 1 | state);
-    mixed = (mixed + Math.imul(mixed ^ (mixed >>> 7), 61 | mixed)) ^ mixed;
-    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
-const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-
-/** An id of the gateway's shape (prefix, 10 characters of time, 16 random), from the given time. */
-function sortableId(prefix: string, time: number, random: () => number): string {
-  let remaining = time;
-  let timePart = '';
-  for (let index = 0; index < 10; index += 1) {
-    timePart = CROCKFORD[remaining % 32] + timePart;
-    remaining = Math.floor(remaining / 32);
-  }
-  let randomPart = '';
-  // 30 random bits give six characters: three draws for sixteen.
-  for (let draw = 0; draw < 3; draw += 1) {
-    let bits = Math.floor(random() * 1_073_741_824);
-    for (let character = 0; character < 6 && randomPart.length < 16; character += 1) {
-      randomPart += CROCKFORD[bits & 31];
-      bits >>>= 5;
-    }
-  }
-  return `${prefix}_${timePart}${randomPart}`;
-}
-
-const vietnamDays = new Map<number, string>();
-/** YYYY-MM-DD in Vietnam time; cached per day, as a million messages share 90 of them. */
-function vietnamDayOf(epochMs: number): string {
-  const dayNumber = Math.floor((epochMs + VIETNAM_OFFSET_MS) / DAY_MS);
-  let day = vietnamDays.get(dayNumber);
-  if (day === undefined) {
-    day = new Date(dayNumber * DAY_MS).toISOString().slice(0, 10);
-    vietnamDays.set(dayNumber, day);
-  }
-  return day;
-}
-/** The first instant of the Vietnam day `daysAgo` days before the one holding `now`. */
-const vietnamMidnight = (now: number, daysAgo: number): number => (Math.floor((now + VIETNAM_OFFSET_MS) / DAY_MS) - daysAgo) * DAY_MS - VIETNAM_OFFSET_MS;
-
-type Column = { name: string; type: 'text' | 'bigint' };
-const text = (name: string): Column => ({ name, type: 'text' });
-const bigint = (name: string): Column => ({ name, type: 'bigint' });
-
-const MESSAGE_COLUMNS: Column[] = [
-  text('id'), text('workspace_id'), text('api_key_id'), text('tracking_id'), text('status'), text('mode'), text('phone'), text('carrier'),
-  text('rsa_phone'), text('source'), text('template_id'), text('oa_id'), text('template_data'), bigint('price'), text('quota_day'),
-  text('provider_msg_id'), bigint('error_code'), text('error_message'), text('error_reason'), bigint('due_at'), bigint('scheduled_at'),
-  bigint('attempts'), bigint('lease_expires_at'), bigint('sent_at'), bigint('delivered_at'), bigint('failed_at'), bigint('created_at'),
-  bigint('updated_at'), bigint('unconfirmed_since'), bigint('status_checked_at'),
-];
-const LEDGER_COLUMNS: Column[] = [
-  text('id'), text('workspace_id'), text('kind'), bigint('amount'), bigint('balance_after'), bigint('message_count'), text('reference'), text('note'), bigint('created_at'),
-];
-const DELIVERY_COLUMNS: Column[] = [
-  text('id'), text('message_id'), text('workspace_id'), text('api_key_id'), text('url'), text('body'), text('status'), bigint('attempts'),
-  bigint('attempts_at_redelivery'), bigint('next_attempt_at'), bigint('lease_expires_at'), bigint('last_status_code'), text('last_error'),
-  bigint('delivered_at'), bigint('failed_at'), bigint('created_at'), bigint('updated_at'),
-];
-
-type Cell = string | number | null;
-
-/**
- * Where grown rows go: the store's fastest bulk path. The messages table's secondary indexes are
- * dropped while it grows and made again from their own definitions afterwards: building an index
- * from a million rows at once is several times faster than keeping ten indexes up to date row by row.
- */
-interface BulkSink {
-  /** Drops the secondary indexes of `table`; `restoreIndexes` makes them again. */
-  dropIndexes(table: string): Promise<void>;
-  restoreIndexes(): Promise<void>;
-  insert(table: string, columns: Column[], rows: Cell[][]): Promise<void>;
-  run(statement: string, parameters: Cell[]): Promise<void>;
-  /** After growing: what a long-running database would have done by now. */
-  finish(): Promise<void>;
-  close(): Promise<void>;
-}
-
-function sqliteSink(file: string): BulkSink {
-  const db: SqliteConnection = openSqliteDatabase(file);
-  // Only while growing: a crash here loses a benchmark's scratch database, nothing else.
-  db.pragma('synchronous = OFF');
-  const statements = new Map<string, ReturnType<SqliteConnection['prepare']>>();
-  let dropped: string[] = [];
-  return {
-    dropIndexes: async (table) => {
-      const indexes = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL").all(table) as { name: string; sql: string }[];
-      for (const index of indexes) db.exec(`DROP INDEX ${index.name}`);
-      dropped = indexes.map((index) => index.sql);
-    },
-    restoreIndexes: async () => {
-      for (const definition of dropped) db.exec(definition);
-      dropped = [];
-    },
-    insert: async (table, columns, rows) => {
-      let statement = statements.get(table);
-      if (!statement) {
-        statement = db.prepare(`INSERT INTO ${table} (${columns.map((column) => column.name).join(',')}) VALUES (${columns.map(() => '?').join(',')})`);
-        statements.set(table, statement);
-      }
-      const prepared = statement;
-      db.transaction(() => {
-        for (const row of rows) prepared.run(row);
-      })();
-    },
-    run: async (statement, parameters) => {
-      db.prepare(statement).run(parameters);
-    },
-    finish: async () => {
-      db.pragma('wal_checkpoint(TRUNCATE)');
-    },
-    close: async () => {
-      db.close();
-    },
-  };
-}
-
-async function postgresSink(url: string): Promise<BulkSink> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  await client.query('SET synchronous_commit = off');
-  await client.query("SET maintenance_work_mem = '256MB'");
-  let dropped: string[] = [];
-  return {
-    dropIndexes: async (table) => {
-      const indexes = await client.query<{ indexname: string; indexdef: string }>(
-        'SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = $1 AND indexname NOT IN (SELECT conname FROM pg_constraint)',
-        [table],
-      );
-      for (const index of indexes.rows) await client.query(`DROP INDEX ${index.indexname}`);
-      dropped = indexes.rows.map((index) => index.indexdef);
-    },
-    restoreIndexes: async () => {
-      for (const definition of dropped) await client.query(definition);
-      dropped = [];
-    },
-    // One JSON text per chunk: V8 writes it and the server reads it far faster than 30 array parameters.
-    insert: async (table, columns, rows) => {
-      const records = rows.map((row) => {
-        const record: Record<string, Cell> = {};
-        for (const [index, column] of columns.entries()) if (row[index] !== null) record[column.name] = row[index]!;
-        return record;
-      });
-      const names = columns.map((column) => column.name).join(',');
-      await client.query(`INSERT INTO ${table} (${names}) SELECT ${names} FROM json_populate_recordset(null::${table}, $1::json)`, [JSON.stringify(records)]);
-    },
-    run: async (statement, parameters) => {
-      let index = 0;
-      await client.query(statement.replace(/\?/g, () => `$${(index += 1)}`), parameters);
-    },
-    finish: async () => {
-      await client.query('VACUUM ANALYZE');
-    },
-    close: async () => {
-      await client.end();
-    },
-  };
-}
-
-interface SeededTemplate {
-  templateId: string;
-  oaId: string;
-  price: number;
-  /** Share of the workspace's messages sent with it. */
-  share: number;
-  data: (random: () => number) => string;
-}
-
-interface SeededWorkspace {
-  workspaceId: string;
-  apiKeyId: string;
-  apiKey: string;
-  templates: SeededTemplate[];
-  phonePrefix: string;
-}
 
 interface Seeded {
   big: SeededWorkspace;
@@ -294,78 +98,14 @@ interface Seeded {
   email: string;
 }
 
-const FAILURES = [
-  { code: -118, message: 'Zalo account not existed', reason: 'Tài khoản Zalo không tồn tại hoặc đã bị vô hiệu hoá' },
-  { code: -108, message: 'Phone number invalid', reason: 'Số điện thoại không hợp lệ' },
-  { code: -124, message: 'Message exceeds the quota of this phone', reason: 'Số điện thoại đã nhận quá số tin cho phép' },
-  { code: -139, message: 'User refused to receive ZNS', reason: 'Người dùng đã từ chối nhận tin ZNS' },
-];
-
-const NAMES = ['Nguyễn Văn An', 'Trần Thị Bình', 'Lê Hoàng Cường', 'Phạm Minh Dũng', 'Võ Thị Hạnh', 'Đặng Quốc Huy'];
-
 /** Workspaces, sender accounts, templates and keys through the services; the console owner through an invitation. */
 async function seed(env: Record<string, string>, stamp: string): Promise<Seeded> {
   const runtime = await createRuntime(parseConfig(env), { log: pino({ level: 'silent' }) });
   try {
     const ctx = runtime.contextFor({ kind: 'operator' });
-    const makeWorkspace = async (name: string, index: number, templateCount: number, oaCount: number): Promise<SeededWorkspace> => {
-      const workspace = await createWorkspace({ ctx, input: { name } });
-      const oaIds: string[] = [];
-      for (let oa = 0; oa < oaCount; oa += 1) {
-        const oaId = `43182697${stamp}${index}${oa}`;
-        await connectSenderAccount({
-          ctx,
-          input: { workspaceId: workspace.id, oa_id: oaId, name: `Shop ${index}.${oa}`, daily_quota: 500_000, app_id: `app${stamp}${index}${oa}`, app_secret: 'app-secret', refresh_token: 'refresh-token' },
-        });
-        oaIds.push(oaId);
-      }
-      const shapes = [
-        {
-          name: 'Xác nhận đơn hàng',
-          price: 300,
-          share: 0.6,
-          params: [
-            { name: 'customer_name', type: 'STRING', required: true, min_length: 1, max_length: 30 },
-            { name: 'order_code', type: 'STRING', required: true, min_length: 1, max_length: 20 },
-          ],
-          data: (random: () => number) => JSON.stringify({ customer_name: NAMES[Math.floor(random() * NAMES.length)], order_code: `DH${Math.floor(random() * 1e8)}` }),
-        },
-        {
-          name: 'Mã OTP',
-          price: 220,
-          share: 0.25,
-          params: [{ name: 'otp', type: 'NUMBER', required: true, min_length: 6, max_length: 6 }],
-          data: (random: () => number) => JSON.stringify({ otp: String(100_000 + Math.floor(random() * 900_000)) }),
-        },
-        {
-          name: 'Thông báo giao hàng',
-          price: 450,
-          share: 0.15,
-          params: [
-            { name: 'customer_name', type: 'STRING', required: true, min_length: 1, max_length: 30 },
-            { name: 'delivery_date', type: 'DATE', required: true, min_length: 10, max_length: 10 },
-          ],
-          data: (random: () => number) => JSON.stringify({ customer_name: NAMES[Math.floor(random() * NAMES.length)], delivery_date: `2026-11-${String(1 + Math.floor(random() * 28)).padStart(2, '0')}` }),
-        },
-      ].slice(0, templateCount);
-      const shareSum = shapes.reduce((sum, shape) => sum + shape.share, 0);
-      const templates: SeededTemplate[] = [];
-      for (const [position, shape] of shapes.entries()) {
-        const templateId = `${stamp}${index}${position}`;
-        // The first two templates on the first sender account, the third on the second.
-        const oaId = oaIds[Math.min(oaIds.length - 1, position >= 2 ? 1 : 0)]!;
-        await registerTemplate({
-          ctx,
-          input: { workspaceId: workspace.id, template_id: templateId, name: shape.name, status: 'ENABLE', template_type: 1, oa_id: oaId, preview_url: 'https://example.com/preview', params: shape.params, price: shape.price },
-        });
-        templates.push({ templateId, oaId, price: shape.price, share: shape.share / shareSum, data: shape.data });
-      }
-      const key = await createApiKey({ ctx, input: { workspaceId: workspace.id, name: 'shop backend', scopes: ['messages:send', 'messages:read', 'templates:read'], webhook_url: WEBHOOK_URL } });
-      return { workspaceId: workspace.id, apiKeyId: key.row.id, apiKey: key.secret, templates, phonePrefix: ['98', '91', '90', '70'][index % 4]! };
-    };
-    const big = await makeWorkspace('bench console: a million messages', 0, 3, 2);
+    const big = await seedBenchWorkspace(runtime, { name: 'bench console: a million messages', stamp, index: 0, templateCount: 3, oaCount: 2 });
     const others: SeededWorkspace[] = [];
-    for (let index = 1; index <= OTHER_WORKSPACES; index += 1) others.push(await makeWorkspace(`bench console: neighbour ${index}`, index, 1, 1));
+    for (let index = 1; index <= OTHER_WORKSPACES; index += 1) others.push(await seedBenchWorkspace(runtime, { name: `bench console: neighbour ${index}`, stamp, index, templateCount: 1, oaCount: 1 }));
     const email = `owner.${stamp}@bench.example.com`;
     const invitation = await inviteConsoleUser({ ctx, input: { workspaceId: big.workspaceId, email, role: 'owner', origin: 'http://127.0.0.1' } });
     const token = invitation.invitationUrl.slice(invitation.invitationUrl.lastIndexOf('/') + 1);
@@ -376,165 +116,21 @@ async function seed(env: Record<string, string>, stamp: string): Promise<Seeded>
   }
 }
 
-const STATUS_CODES = ['delivered', 'failed', 'sent', 'queued', 'scheduled'] as const;
-
-/** What one workspace's history looks like once grown: values the reads then ask for. */
-interface Grown {
-  messages: number;
-  ledger: number;
-  deliveries: number;
-  /** Tracking ids and phones of its messages, spread over its history. */
-  sampleTrackingIds: string[];
-  samplePhones: string[];
-}
-
-/**
- * One workspace's history, in creation order: `count` messages (queued and scheduled ones from the
- * last two days, the rest over 90 days), a charge per 50 messages after a top-up each 30 days,
- * delivery reports for every tenth delivered message, and the workspace's balance and count to match.
- */
-async function growWorkspace(sink: BulkSink, workspace: SeededWorkspace, count: number, now: number, seedValue: number): Promise<Grown> {
-  const random = seededRandom(seedValue);
-  const start = now - HISTORY_DAYS * DAY_MS;
-  // Creation time and status packed in one number, so one typed-array sort orders both.
-  const packed = new Float64Array(count);
-  for (let index = 0; index < count; index += 1) {
-    const draw = random();
-    const status = draw < 0.85 ? 0 : draw < 0.93 ? 1 : draw < 0.97 ? 2 : draw < 0.99 ? 3 : 4;
-    const createdAt = status >= 3 ? now - Math.floor(random() * 2 * DAY_MS) : start + Math.floor(random() * (HISTORY_DAYS * DAY_MS - 60_000));
-    packed[index] = createdAt * 8 + status;
-  }
-  packed.sort();
-
-  const today = vietnamDayOf(now);
-  const quotaToday = new Map<string, number>();
-  let balance = 0;
-  let nextTopUp = start;
-  let pendingCharge: { id: string; amount: number; count: number; createdAt: number } | null = null;
-  const grown: Grown = { messages: count, ledger: 0, deliveries: 0, sampleTrackingIds: [], samplePhones: [] };
-  const sampleEvery = Math.max(1, Math.floor(count / 50));
-  let messages: Cell[][] = [];
-  let ledger: Cell[][] = [];
-  let deliveries: Cell[][] = [];
-  const flush = async (force: boolean) => {
-    if (messages.length >= CHUNK_ROWS || (force && messages.length > 0)) {
-      await sink.insert('messages', MESSAGE_COLUMNS, messages);
-      messages = [];
-    }
-    if (ledger.length >= CHUNK_ROWS || (force && ledger.length > 0)) {
-      await sink.insert('wallet_ledger', LEDGER_COLUMNS, ledger);
-      grown.ledger += ledger.length;
-      ledger = [];
-    }
-    if (deliveries.length >= CHUNK_ROWS || (force && deliveries.length > 0)) {
-      await sink.insert('webhook_deliveries', DELIVERY_COLUMNS, deliveries);
-      grown.deliveries += deliveries.length;
-      deliveries = [];
-    }
-  };
-  const closeCharge = () => {
-    if (!pendingCharge) return;
-    balance -= pendingCharge.amount;
-    ledger.push([sortableId('led', pendingCharge.createdAt, random), workspace.workspaceId, 'charge', -pendingCharge.amount, balance, pendingCharge.count, pendingCharge.id, null, pendingCharge.createdAt]);
-    pendingCharge = null;
-  };
-
-  for (let index = 0; index < count; index += 1) {
-    const value = packed[index]!;
-    const status = STATUS_CODES[value % 8]!;
-    const createdAt = Math.floor(value / 8);
-    while (createdAt >= nextTopUp) {
-      closeCharge();
-      const amount = 150_000_000;
-      balance += amount;
-      ledger.push([sortableId('led', nextTopUp, random), workspace.workspaceId, 'top_up', amount, balance, 0, null, 'chuyển khoản', nextTopUp]);
-      nextTopUp += 30 * DAY_MS;
-    }
-    const draw = random();
-    let templateIndex = 0;
-    for (let cumulative = workspace.templates[0]!.share; draw > cumulative && templateIndex < workspace.templates.length - 1; ) cumulative += workspace.templates[(templateIndex += 1)]!.share;
-    const template = workspace.templates[templateIndex]!;
-    const phone = `84${workspace.phonePrefix}${String(1_000_000 + ((Math.floor(random() * DISTINCT_PHONES) * 7919) % 9_000_000)).padStart(7, '0')}`;
-    const id = sortableId('msg', createdAt, random);
-    const trackingId = `DH-${vietnamDayOf(createdAt).replaceAll('-', '')}-${String(index).padStart(7, '0')}`;
-    if (index % sampleEvery === sampleEvery >> 1) {
-      grown.sampleTrackingIds.push(trackingId);
-      grown.samplePhones.push(phone);
-    }
-    const handedOver = status === 'delivered' || status === 'sent' || status === 'failed';
-    const sentAt = handedOver ? createdAt + 200 + Math.floor(random() * 3000) : null;
-    const failure = status === 'failed' ? FAILURES[Math.floor(random() * FAILURES.length)]! : null;
-    // Half the failures are refused by the platform at once (never sent); the others fail after sending.
-    const refused = failure !== null && random() < 0.5;
-    const deliveredAt = status === 'delivered' ? sentAt! + 1000 + Math.floor(random() * 20_000) : null;
-    const failedAt = failure ? (refused ? createdAt + 400 : sentAt! + 2000) : null;
-    const scheduledAt = status === 'scheduled' ? createdAt + DAY_MS + Math.floor(random() * 6 * DAY_MS) : null;
-    const quotaDay = handedOver && !refused ? vietnamDayOf(sentAt!) : null;
-    if (quotaDay === today) quotaToday.set(template.oaId, (quotaToday.get(template.oaId) ?? 0) + 1);
-    messages.push([
-      id,
-      workspace.workspaceId,
-      workspace.apiKeyId,
-      trackingId,
-      status === 'scheduled' ? 'queued' : status,
-      'plain',
-      phone,
-      carrierOf(phone),
-      null,
-      random() < 0.05 ? 'console' : 'api',
-      template.templateId,
-      template.oaId,
-      template.data(random),
-      template.price,
-      quotaDay,
-      quotaDay === null ? null : `${(createdAt % 1e9).toString(16)}${Math.floor(random() * 1e9).toString(16)}`,
-      failure?.code ?? null,
-      failure?.message ?? null,
-      failure?.reason ?? null,
-      scheduledAt ?? createdAt,
-      scheduledAt,
-      handedOver ? 1 : 0,
-      null,
-      refused ? null : sentAt,
-      deliveredAt,
-      failedAt,
-      createdAt,
-      deliveredAt ?? failedAt ?? sentAt ?? createdAt,
-      null,
-      null,
-    ]);
-    if (status === 'delivered' && index % 10 === 0) {
-      const body = JSON.stringify({ message_id: id, tracking_id: trackingId, status: 'delivered', phone, delivered_at: new Date(deliveredAt!).toISOString() });
-      deliveries.push([sortableId('whd', deliveredAt!, random), id, workspace.workspaceId, workspace.apiKeyId, WEBHOOK_URL, body, 'delivered', 1, 0, deliveredAt!, null, 200, null, deliveredAt! + 80, null, deliveredAt!, deliveredAt! + 80]);
-    }
-    if (!pendingCharge) pendingCharge = { id, amount: 0, count: 0, createdAt };
-    pendingCharge.amount += template.price;
-    pendingCharge.count += 1;
-    if (pendingCharge.count === MESSAGES_PER_CHARGE) closeCharge();
-    if (messages.length >= CHUNK_ROWS) await flush(false);
-  }
-  closeCharge();
-  await flush(true);
-  await sink.run('UPDATE workspaces SET balance = ?, messages_accepted = ? WHERE id = ?', [balance, count, workspace.workspaceId]);
-  for (const [oaId, used] of quotaToday) await sink.run('INSERT INTO quota_reservations (oa_id, day, reserved) VALUES (?, ?, ?)', [oaId, today, used]);
-  return grown;
-}
-
 /** One read of the console, with the values it rotates through. */
-interface Read {
+export interface Read {
   query: string;
   paths: string[];
   /** Checks an answer; returns the rows it holds, or throws saying what is wrong. */
   check(body: unknown, path: string): number;
 }
 
-function objectOf(body: unknown, what: string): Record<string, unknown> {
+export function objectOf(body: unknown, what: string): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new Error(`${what}: not a JSON object`);
   return body as Record<string, unknown>;
 }
 
 /** A message page: every message must match the filter asked for, newest first. */
-function checkMessagePage(body: unknown, path: string, mayBeEmpty = false): number {
+export function checkMessagePage(body: unknown, path: string, mayBeEmpty = false): number {
   const page = objectOf(body, path);
   const messages = page.messages;
   if (!Array.isArray(messages)) throw new Error(`${path}: no messages array`);
@@ -557,7 +153,8 @@ function checkMessagePage(body: unknown, path: string, mayBeEmpty = false): numb
   return messages.length;
 }
 
-function messageReads(prefix: string, grown: Grown, seeded: SeededWorkspace, now: number): Read[] {
+export function messageReads(prefix: string, grown: Grown, seeded: SeededWorkspace, now: number): Read[] {
+  const samples = grown.samples.get(seeded.workspaceId)!;
   const dayStart = vietnamMidnight(now, 30);
   const dayEnd = dayStart + DAY_MS - 1;
   const iso = (time: number) => new Date(time).toISOString();
@@ -570,8 +167,8 @@ function messageReads(prefix: string, grown: Grown, seeded: SeededWorkspace, now
     // No message is being sent while the workers are stopped: an index that cannot answer this
     // alone walks the whole workspace to find that out.
     { query: 'messages: status=sending (none)', paths: [`${prefix}?status=sending`], check: (body, path) => checkMessagePage(body, path, true) },
-    read('messages: tracking_id', grown.sampleTrackingIds.map((id) => `?tracking_id=${encodeURIComponent(id)}`)),
-    read('messages: phone', grown.samplePhones.map((phone) => `?phone=${phone}`)),
+    read('messages: tracking_id', samples.trackingIds.map((id) => `?tracking_id=${encodeURIComponent(id)}`)),
+    read('messages: phone', samples.phones.map((phone) => `?phone=${phone}`)),
     read('messages: template_id (15% of them)', [`?template_id=${template.templateId}`]),
     read('messages: oa_id', [`?oa_id=${template.oaId}`]),
     read('messages: from/to, one day 30 days ago', [`?from=${iso(dayStart)}&to=${iso(dayEnd)}`]),
@@ -602,7 +199,7 @@ const walletRead: Read = {
 };
 
 /** Nearest-rank percentile of sorted values. */
-function percentile(sorted: number[], share: number): number {
+export function percentile(sorted: number[], share: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1))]!;
 }
@@ -634,20 +231,12 @@ export async function runConsoleReads(scenario: ConsoleReadScenario, context: Co
     const sink = scenario.store === 'sqlite' ? sqliteSink(join(database.env.TMS_DATA_DIR!, 'tms.sqlite')) : await postgresSink(database.env.DATABASE_URL!);
     let grown: Grown;
     try {
-      await sink.dropIndexes('messages');
-      grown = await growWorkspace(sink, seeded.big, context.messages, now, 1);
-      result.grown = { messages: grown.messages, wallet_ledger: grown.ledger, webhook_deliveries: grown.deliveries };
-      for (const [index, other] of seeded.others.entries()) {
-        const small = await growWorkspace(sink, other, Math.max(1, Math.round(context.messages * 0.02)), now, index + 2);
-        result.grown.messages! += small.messages;
-        result.grown.wallet_ledger! += small.ledger;
-        result.grown.webhook_deliveries! += small.deliveries;
-      }
-      const rowsWritten = performance.now();
-      await sink.restoreIndexes();
+      const plans = [seeded.big, ...seeded.others].map((workspace, index) => ({ workspace, messages: index === 0 ? context.messages : Math.max(1, Math.round(context.messages * 0.02)), seed: index + 1 }));
+      grown = await growStore(sink, plans, now, { ...CONSOLE_HISTORY, interleave: false });
+      result.grown = { messages: grown.rows.messages, wallet_ledger: grown.rows.wallet_ledger, webhook_deliveries: grown.rows.webhook_deliveries };
       const indexesMade = performance.now();
       await sink.finish();
-      growPhases = `rows ${((rowsWritten - growStarted) / 1000).toFixed(1)} s, indexes ${((indexesMade - rowsWritten) / 1000).toFixed(1)} s, ${scenario.store === 'sqlite' ? 'checkpoint' : 'vacuum and analyse'} ${((performance.now() - indexesMade) / 1000).toFixed(1)} s`;
+      growPhases = `rows ${grown.rowsSeconds.toFixed(1)} s, indexes ${grown.indexSeconds.toFixed(1)} s, ${scenario.store === 'sqlite' ? 'checkpoint' : 'vacuum and analyse'} ${((performance.now() - indexesMade) / 1000).toFixed(1)} s`;
     } finally {
       await sink.close();
     }

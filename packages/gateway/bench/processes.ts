@@ -165,3 +165,34 @@ export function spawnChild(root: string, args: string[], env: Record<string, str
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
   return { child, output: () => captured, exited, stop: () => stopChild(child, exited) };
 }
+
+/** A program other than node (Kannel's boxes), kept like spawnChild's children: last 16 kB of output, SIGTERM then SIGKILL. */
+export function spawnProgram(command: string, args: string[], options: { cwd: string; env: Record<string, string> }): Child {
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let captured = '';
+  const keep = (chunk: Buffer) => {
+    captured = (captured + chunk.toString('utf8')).slice(-16_000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  // A program that cannot start (missing binary) emits 'error' and may never emit 'exit'.
+  const exited = new Promise<number | null>((resolveExit) => {
+    child.once('exit', (code) => resolveExit(code));
+    child.once('error', (error) => {
+      captured += `\n${error.message}`;
+      resolveExit(null);
+    });
+  });
+  return { child, output: () => captured, exited, stop: () => stopChild(child, exited) };
+}
+
+/** CPU seconds used so far by all of `pids` together; null if any of them cannot be read. */
+export function readTotalCpuSeconds(pids: number[]): number | null {
+  let total = 0;
+  for (const pid of pids) {
+    const seconds = readCpuSeconds(pid);
+    if (seconds === null) return null;
+    total += seconds;
+  }
+  return total;
+}

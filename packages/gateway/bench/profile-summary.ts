@@ -26,12 +26,13 @@ interface Profile {
 const AREAS: [string, RegExp][] = [
   ['garbage collection', /^\(garbage collector\)$/],
   ['idle', /^\((idle|program)\)$/],
-  ['SQLite (better-sqlite3)', /better-sqlite3/],
+  // better-sqlite3 runs statements in native code, which the profile charges to its JavaScript caller.
+  ['SQLite (better-sqlite3)', /better-sqlite3|store\/sqlite-dialect\.|^fsync$/],
   ['PostgreSQL driver (pg)', /node_modules\/(pg|pg-protocol|pg-types|pg-pool)\//],
   ['Kysely (query building)', /node_modules\/kysely\//],
   ['HTTP client (undici)', /node_modules\/undici\/|node:internal\/deps\/undici/],
   ['logging (pino)', /node_modules\/(pino|sonic-boom|thread-stream)/],
-  ['TMS gateway code', /packages\/gateway\/src\//],
+  ['TMS gateway code', /packages\/gateway\/(src|dist)\//],
   ['Node networking', /node:(net|internal\/stream|internal\/streams|internal\/net|stream|internal\/js_stream)/],
   ['other Node internals', /^node:/],
   ['other dependencies', /node_modules\//],

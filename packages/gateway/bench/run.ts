@@ -18,6 +18,7 @@
  * TMS_BENCH_ONLY (comma-separated scenario ids: ceiling-sqlite, single-sqlite, batch-sqlite, ceiling-postgres,
  * single-postgres, batch-postgres; a single-sends scenario brings its ceiling along),
  * TMS_BENCH_CPU_PROF=1 (gateway children write .cpuprofile files to bench-results/profiles/),
+ * TMS_BENCH_FROM_SOURCES=1 (run the gateway from its TypeScript sources instead of building it first),
  * TMS_BENCH_GATEWAY_ENV (extra gateway variables, e.g. "TMS_PG_POOL_SIZE=20 TMS_LOG_LEVEL=error"),
  * TMS_BENCH_NODE_ARGS (extra node flags for the gateway children, e.g. "--import ./my-probe.mjs").
  *
@@ -30,7 +31,22 @@
  * from one `tms worker` to a receiver that answers at once; TMS_BENCH_WEBHOOK_DELIVERIES, 50000) and
  * webhooks-loop-sqlite, webhooks-loop-postgres (TMS_BENCH_LOOP_MESSAGES, 20000, through the API on
  * `tms start` to verified reports; webhooks-loop-postgres-split on `tms api` + `tms worker`; TMS_BENCH_LOOP_BATCH recipients per request, 1 = single sends;
- * TMS_BENCH_LOOP_CONNECTIONS, 32). TMS_BENCH_WEBHOOK_TIMEOUT_SECONDS (180) at most per scenario.
+ * TMS_BENCH_LOOP_CONNECTIONS, 50; each loop runs cold, then warm on the same processes). TMS_BENCH_WEBHOOK_TIMEOUT_SECONDS (180) at most per scenario.
+ *
+ * TMS vs Kannel (see loop-vs-kannel.ts, kannel.ts): loop-vs-kannel, TMS_BENCH_LOOP_PAIRS (3) interleaved
+ * pairs of the SQLite loop and Kannel 1.4.5 (sendsms at TMS_BENCH_KANNEL_CONNECTIONS, 50, dlr-mask=1),
+ * TMS_BENCH_LOOP_MESSAGES each, cold and warm; skipped with a note when Kannel is not installed.
+ *
+ * Scaling (see scaling.ts): scaling-postgres, TMS_BENCH_SCALING_PROCESSES (3) `tms api` processes on
+ * one PostgreSQL database and ten workspaces: single sends from one workspace and from ten, over one
+ * process and over all, with the lock waits sampled from pg_stat_activity and pg_locks.
+ *
+ * Grown store (see grown-store.ts): grown-store-sqlite, grown-store-postgres: list and by-id reads
+ * on a store of TMS_BENCH_GROWN_MESSAGES (5000000) messages, TMS_BENCH_GROWN_BUSIEST (1000000) in
+ * the workspace read and the rest over TMS_BENCH_GROWN_WORKSPACES (19) others
+ * (TMS_BENCH_GROWN_REQUESTS, 200, per read); single sends and dispatch
+ * (TMS_BENCH_GROWN_DISPATCH_MESSAGES, 20000) on it and on an empty store, TMS_BENCH_GROWN_ROUNDS (2)
+ * runs each; TMS_BENCH_GROWN_KEEP_DATABASE=1 keeps the grown databases.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -45,6 +61,9 @@ import { evaluateTargets, markdown, targetLines, textTable, type ScenarioKind, t
 import { checkPostgres, checkSqlite, type StoreCheck } from './verify.ts';
 import { CONSOLE_READ_SCENARIOS, consoleReadsTable, consoleReadsTargets, runConsoleReads, type ConsoleReadsResult } from './console-reads.ts';
 import { WEBHOOK_SCENARIOS, runWebhookScenario, webhookTable, webhookTargets, type WebhookResult } from './webhooks.ts';
+import { LOOP_VS_KANNEL_ID, loopVsKannelMarkdown, loopVsKannelTargets, loopVsKannelText, runLoopVsKannel, type LoopVsKannelResult } from './loop-vs-kannel.ts';
+import { GROWN_PARTS, GROWN_STORE_SCENARIOS, grownStoreTable, grownStoreTargets, runGrownStore, type GrownStoreResult } from './grown-store.ts';
+import { SCALING_SCENARIOS, runScaling, scalingTable, scalingTargets, type ScalingResult } from './scaling.ts';
 import type { TestGateway } from '../test/harness.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -80,7 +99,7 @@ const POSTGRES_URL = process.env.TMS_BENCH_DATABASE_URL || 'postgres://postgres@
 const WEBHOOK_DELIVERIES = integerSetting('TMS_BENCH_WEBHOOK_DELIVERIES', 50_000);
 const LOOP_MESSAGES = integerSetting('TMS_BENCH_LOOP_MESSAGES', 20_000);
 const LOOP_BATCH = integerSetting('TMS_BENCH_LOOP_BATCH', 1);
-const LOOP_CONNECTIONS = integerSetting('TMS_BENCH_LOOP_CONNECTIONS', 32);
+const LOOP_CONNECTIONS = integerSetting('TMS_BENCH_LOOP_CONNECTIONS', 50);
 const WEBHOOK_TIMEOUT_SECONDS = integerSetting('TMS_BENCH_WEBHOOK_TIMEOUT_SECONDS', 180);
 const CONSOLE_MESSAGES = integerSetting('TMS_BENCH_CONSOLE_MESSAGES', 1_000_000);
 const CONSOLE_REQUESTS = integerSetting('TMS_BENCH_CONSOLE_REQUESTS', 200);
@@ -117,6 +136,7 @@ function emptyResult(id: string, kind: ScenarioKind, store: StoreName, connectio
     p99Ms: Number.NaN,
     recipientsPerSecond: null,
     percentOfCeiling: null,
+    cpuRatioToCeiling: null,
     peakRssMb: null,
     serverCpuCores: null,
     serverCpuUsPerRequest: null,
@@ -247,11 +267,27 @@ function gitCommit(): string {
   }
 }
 
+/**
+ * Production runs the compiled build (`npm run build`), so the benchmark measures it too: the tsx
+ * loader that runs the sources costs start-up time and about 45 MB of RSS per process.
+ * TMS_BENCH_FROM_SOURCES=1 measures the sources instead.
+ */
+function buildGateway(): string {
+  if (process.env.TMS_BENCH_FROM_SOURCES === '1') return 'the TypeScript sources (TMS_BENCH_FROM_SOURCES=1)';
+  try {
+    execFileSync('npm', ['run', 'build', '-w', '@tms/gateway'], { cwd: ROOT, stdio: 'ignore' });
+    return 'the compiled build (packages/gateway/dist, built now)';
+  } catch {
+    return 'the TypeScript sources (the build failed: run `npm run build -w @tms/gateway` to see why)';
+  }
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}`;
   const load = loadavg().map((value) => value.toFixed(2)).join(' ');
   say(`TMS benchmark: ${machine}; load average before: ${load}`);
+  say(`gateway runs from: ${buildGateway()}`);
   const wanted = (id: string) => ONLY.size === 0 || ONLY.has(id);
 
   const postgresProblem = await postgresReachable();
@@ -281,6 +317,7 @@ async function main(): Promise<void> {
         return failed;
       });
       if (kind === 'single' && ceiling && ceiling.requestsPerSecond > 0 && result.requests > 0) result.percentOfCeiling = (100 * result.requestsPerSecond) / ceiling.requestsPerSecond;
+      if (kind === 'single' && ceiling?.serverCpuUsPerRequest && result.serverCpuUsPerRequest !== null) result.cpuRatioToCeiling = result.serverCpuUsPerRequest / ceiling.serverCpuUsPerRequest;
       results.push(result);
     }
   }
@@ -324,6 +361,27 @@ async function main(): Promise<void> {
   }
   const webhookGoals = webhookTargets(webhookResults);
 
+  // TMS's SQLite loop and Kannel's, interleaved (loop-vs-kannel.ts). Single sends, as Kannel's sendsms
+  // takes one message per request; skipped with a note, not failed, when Kannel is not installed.
+  const kannelComparison: LoopVsKannelResult | null = wanted(LOOP_VS_KANNEL_ID)
+    ? await runLoopVsKannel({
+        root: ROOT,
+        harness,
+        deliveries: WEBHOOK_DELIVERIES,
+        loopMessages: LOOP_MESSAGES,
+        loopBatch: 1,
+        loopConnections: LOOP_CONNECTIONS,
+        timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS,
+        extraEnv: EXTRA_GATEWAY_ENV,
+        nodeArgs: EXTRA_NODE_ARGS,
+        profileDir: CPU_PROFILE ? join(RESULTS_DIR, 'profiles', LOOP_VS_KANNEL_ID) : null,
+        say,
+        pairs: integerSetting('TMS_BENCH_LOOP_PAIRS', 3),
+        kannelConnections: integerSetting('TMS_BENCH_KANNEL_CONNECTIONS', 50),
+      })
+    : null;
+  const kannelGoals = kannelComparison ? loopVsKannelTargets(kannelComparison) : [];
+
   const consoleResults: ConsoleReadsResult[] = [];
   for (const scenario of CONSOLE_READ_SCENARIOS) {
     if (!wanted(scenario.id) || !stores.includes(scenario.store)) continue;
@@ -332,6 +390,44 @@ async function main(): Promise<void> {
     );
   }
   const consoleGoals = consoleReadsTargets(consoleResults);
+
+  // Several API processes on one PostgreSQL database, ten busy workspaces (scaling.ts, docs/scaling.md).
+  const scalingResults: ScalingResult[] = [];
+  for (const scenario of SCALING_SCENARIOS) {
+    if (!wanted(scenario.id) || !stores.includes(scenario.store)) continue;
+    scalingResults.push(
+      await runScaling(scenario, { root: ROOT, harness, processes: integerSetting('TMS_BENCH_SCALING_PROCESSES', 3), connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, adminUrl: POSTGRES_URL, extraEnv: EXTRA_GATEWAY_ENV, nodeArgs: EXTRA_NODE_ARGS, say }),
+    );
+  }
+  const scalingGoals = scalingTargets(scalingResults);
+
+  // Cost as the store grows (grown-store.ts): reads on a grown store; acceptance and dispatch on it against an empty one.
+  const grownResults: GrownStoreResult[] = [];
+  for (const scenario of GROWN_STORE_SCENARIOS) {
+    if (!wanted(scenario.id) || !stores.includes(scenario.store)) continue;
+    grownResults.push(
+      await runGrownStore(scenario, {
+        root: ROOT,
+        harness,
+        messages: integerSetting('TMS_BENCH_GROWN_MESSAGES', 5_000_000),
+        busiest: integerSetting('TMS_BENCH_GROWN_BUSIEST', 1_000_000),
+        otherWorkspaces: integerSetting('TMS_BENCH_GROWN_WORKSPACES', 19),
+        requests: integerSetting('TMS_BENCH_GROWN_REQUESTS', 200),
+        rounds: integerSetting('TMS_BENCH_GROWN_ROUNDS', 2),
+        parts: new Set(GROWN_PARTS.filter((part) => (process.env.TMS_BENCH_GROWN_PARTS ?? GROWN_PARTS.join(',')).split(',').includes(part))),
+        dispatchMessages: integerSetting('TMS_BENCH_GROWN_DISPATCH_MESSAGES', 20_000),
+        dispatchTimeoutSeconds: DISPATCH_TIMEOUT_SECONDS,
+        acceptSeconds: SECONDS,
+        warmupSeconds: WARMUP_SECONDS,
+        connections: CONNECTIONS,
+        keepDatabase: process.env.TMS_BENCH_GROWN_KEEP_DATABASE === '1',
+        extraEnv: EXTRA_GATEWAY_ENV,
+        nodeArgs: EXTRA_NODE_ARGS,
+        say,
+      }),
+    );
+  }
+  const grownGoals = grownStoreTargets(grownResults);
 
   const targets = evaluateTargets(results);
   const date = new Date().toISOString().slice(0, 10);
@@ -365,9 +461,23 @@ async function main(): Promise<void> {
     console.log(webhookTable(webhookResults));
     console.log('');
   }
+  if (kannelComparison) {
+    console.log(loopVsKannelText(kannelComparison));
+    console.log('');
+  }
   if (consoleResults.length > 0) {
     console.log(`Console reads on a workspace of ${CONSOLE_MESSAGES.toLocaleString('en-US')} messages (${CONSOLE_REQUESTS} sequential requests per read after 20 warm-up, one connection; client latency on loopback, an upper bound of server time):`);
     console.log(consoleReadsTable(consoleResults));
+    console.log('');
+  }
+  if (grownResults.length > 0) {
+    console.log('Cost as the store grows (grown-store.ts; reads: sequential requests on one connection, client latency on loopback; single sends and dispatch: medians of the runs, empty and grown store in turn):');
+    console.log(grownStoreTable(grownResults));
+    console.log('');
+  }
+  if (scalingResults.length > 0) {
+    console.log(`Several API processes on one PostgreSQL database (single sends at ${CONNECTIONS} connections dealt over the processes; locks sampled from pg_stat_activity and pg_locks during each run):`);
+    console.log(scalingTable(scalingResults));
     console.log('');
   }
   for (const result of results) {
@@ -380,7 +490,7 @@ async function main(): Promise<void> {
       );
     }
   }
-  const troubled: { id: string; problems: string[]; errorDetail?: { samples: string[] } }[] = [...results, ...dispatchResults, ...webhookResults, ...consoleResults].filter((result) => result.problems.length > 0);
+  const troubled: { id: string; problems: string[]; errorDetail?: { samples: string[] } }[] = [...results, ...dispatchResults, ...webhookResults, ...consoleResults, ...scalingResults, ...grownResults, ...(kannelComparison ? [kannelComparison] : [])].filter((result) => result.problems.length > 0);
   if (troubled.length > 0) {
     console.log('');
     console.log('!!!!!!!! THIS RUN HAS ERRORS: the numbers of these scenarios are not valid !!!!!!!!');
@@ -395,7 +505,10 @@ async function main(): Promise<void> {
   console.log(targetLines(targets));
   for (const goal of dispatchGoals) console.log(`  ${goal.met === null ? 'n/a ' : goal.met ? 'PASS' : 'FAIL'}  ${goal.text}`);
   for (const goal of webhookGoals) console.log(`  ${goal.met === null ? 'n/a ' : goal.met ? 'PASS' : 'FAIL'}  ${goal.text}`);
+  for (const goal of kannelGoals) console.log(`  ${goal.met === null ? 'n/a ' : goal.met ? 'PASS' : 'FAIL'}  ${goal.text}`);
   for (const goal of consoleGoals) console.log(`  ${goal.met === null ? 'n/a ' : goal.met ? 'PASS' : 'FAIL'}  ${goal.text}`);
+  for (const goal of scalingGoals) console.log(`  ${goal.met === null ? 'n/a ' : goal.met ? 'PASS' : 'FAIL'}  ${goal.text}`);
+  for (const goal of grownGoals) console.log(`  ${goal.met === null ? 'n/a ' : goal.met ? 'PASS' : 'FAIL'}  ${goal.text}`);
   const md = markdown({ results, targets, machine, settings, date });
   if (results.length > 0) {
     console.log('');
@@ -403,10 +516,11 @@ async function main(): Promise<void> {
     console.log('');
     console.log(md);
   }
+  if (kannelComparison) console.log(`\nMarkdown for the README (TMS loop vs Kannel):\n\n${loopVsKannelMarkdown(kannelComparison)}`);
 
   mkdirSync(RESULTS_DIR, { recursive: true });
   const file = join(RESULTS_DIR, 'latest.json');
-  const report = { date: new Date().toISOString(), commit, machine, loadAverageBefore: load, loadAverageAfter: loadAfter, settings: { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS, batchConnections: BATCH_CONNECTIONS, batchSize: BATCH_SIZE }, notes, results, targets, dispatch: { messages: DISPATCH_MESSAGES, results: dispatchResults, targets: dispatchGoals }, webhooks: { deliveries: WEBHOOK_DELIVERIES, loopMessages: LOOP_MESSAGES, loopBatch: LOOP_BATCH, results: webhookResults, targets: webhookGoals }, consoleReads: { messages: CONSOLE_MESSAGES, requestsPerRead: CONSOLE_REQUESTS, results: consoleResults, targets: consoleGoals }, markdown: md };
+  const report = { date: new Date().toISOString(), commit, machine, loadAverageBefore: load, loadAverageAfter: loadAfter, settings: { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS, batchConnections: BATCH_CONNECTIONS, batchSize: BATCH_SIZE }, notes, results, targets, dispatch: { messages: DISPATCH_MESSAGES, results: dispatchResults, targets: dispatchGoals }, webhooks: { deliveries: WEBHOOK_DELIVERIES, loopMessages: LOOP_MESSAGES, loopBatch: LOOP_BATCH, results: webhookResults, targets: webhookGoals }, consoleReads: { messages: CONSOLE_MESSAGES, requestsPerRead: CONSOLE_REQUESTS, results: consoleResults, targets: consoleGoals }, scaling: { results: scalingResults, targets: scalingGoals }, grownStore: { results: grownResults, targets: grownGoals }, loopVsKannel: kannelComparison && { ...kannelComparison, targets: kannelGoals, markdown: loopVsKannelMarkdown(kannelComparison) }, markdown: md };
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   console.log('');
   console.log(`Results written to ${file} (${((Date.now() - started) / 1000).toFixed(0)} s in all)`);

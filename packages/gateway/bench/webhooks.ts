@@ -12,7 +12,10 @@
  *    per request, 1 = single sends, at TMS_BENCH_LOOP_CONNECTIONS connections), dispatched to the ZNS
  *    simulator (its own process, answering at once, its delivery events posted back at once),
  *    delivered, and their reports received and verified. Messages/s from the first request to the
- *    last report.
+ *    last report, and CPU per message of the system under test (the gateway process(es) and the
+ *    simulator; the load generator and the receiver, both in this process, are left out, as on
+ *    Kannel's side in kannel.ts). Two runs on the same processes: cold, on the fresh gateway, then
+ *    warm, another TMS_BENCH_LOOP_MESSAGES on the still-running one.
  *
  * The receiver runs in the benchmark process: it checks every signature (HMAC-SHA256 of the raw
  * bytes, timing-safe) and counts each message_id once. A bad signature, a missing report or a
@@ -31,7 +34,7 @@ import { createWorkspace } from '../src/services/admin/workspaces.ts';
 import { insertRows } from '../src/store/bulk-insert.ts';
 import { runInTransaction } from '../src/store/database.ts';
 import type { WebhookDeliveryRow } from '../src/store/schema.ts';
-import { benchGatewayEnvironment, freePort, neutralEnvironment, readCpuSeconds, readPeakRssMb, spawnChild, startServer, type Child, type ServerProcess } from './processes.ts';
+import { benchGatewayEnvironment, freePort, neutralEnvironment, readCpuSeconds, readPeakRssMb, readTotalCpuSeconds, spawnChild, startServer, type Child, type ServerProcess } from './processes.ts';
 import { fmt } from './report.ts';
 import { startBenchReceiver, type BenchReceiver } from './webhook-receiver.ts';
 import type * as Harness from '../test/harness.ts';
@@ -82,8 +85,26 @@ export interface WebhookResult {
   /** Outbox rows per status at the end. */
   outbox: Record<string, number>;
   peakRssMb: number | null;
+  /** deliveries: the worker, start-up included; loop: the system under test (gateway processes and simulator) in the cold run. */
   cpuSeconds: number | null;
+  /** cpuSeconds per delivery or message, in µs. */
+  cpuMicrosecondsPerItem: number | null;
+  /** loop: the cold run (its figures are also the ones above) and the warm run on the same processes. */
+  phases: LoopPhase[];
   problems: string[];
+}
+
+export interface LoopPhase {
+  label: 'cold' | 'warm';
+  messages: number;
+  /** First request → last new report. */
+  seconds: number;
+  perSecond: number;
+  /** First request → last 202. */
+  acceptSeconds: number;
+  /** The gateway process(es) and the simulator; not the load generator or the receiver. */
+  cpuSeconds: number | null;
+  cpuMicrosecondsPerMessage: number | null;
 }
 
 const DEMO_OA = '4318269720189301001';
@@ -131,6 +152,8 @@ function emptyResult(scenario: WebhookScenario, items: number): WebhookResult {
     outbox: {},
     peakRssMb: null,
     cpuSeconds: null,
+    cpuMicrosecondsPerItem: null,
+    phases: [],
     problems: [],
   };
 }
@@ -211,6 +234,7 @@ async function runDeliveries(scenario: WebhookScenario, context: WebhookContext,
     if (receiver.stats.firstAt !== null && ended > receiver.stats.firstAt) result.steadyPerSecond = (context.deliveries - 1) / ((ended - receiver.stats.firstAt) / 1000);
     result.peakRssMb = readPeakRssMb(worker.child.pid!);
     result.cpuSeconds = readCpuSeconds(worker.child.pid!);
+    result.cpuMicrosecondsPerItem = result.cpuSeconds === null ? null : (result.cpuSeconds * 1e6) / context.deliveries;
     // Outcomes are recorded a moment after the answers: let the worker finish and stop cleanly.
     await new Promise((resolve) => setTimeout(resolve, 500));
     const code = await worker.stop();
@@ -242,8 +266,8 @@ async function startSimulatorProcess(context: WebhookContext): Promise<{ url: st
   return { url, child };
 }
 
-/** Sends `count` messages through the public API; returns their msg_ids. */
-async function acceptThroughApi(url: string, apiKey: string, count: number, batch: number, connections: number): Promise<string[]> {
+/** Sends `count` messages through the public API, to phone numbers from the `firstIndex`th on; returns their msg_ids. */
+async function acceptThroughApi(url: string, apiKey: string, count: number, batch: number, connections: number, firstIndex: number): Promise<string[]> {
   const pool = new Pool(url, { connections, pipelining: 1 });
   const ids: string[] = [];
   const requests = Math.ceil(count / batch);
@@ -254,7 +278,7 @@ async function acceptThroughApi(url: string, apiKey: string, count: number, batc
     while (next < requests) {
       const index = next++;
       const size = Math.min(batch, count - index * batch);
-      const first = index * batch;
+      const first = firstIndex + index * batch;
       const body =
         batch === 1
           ? { template_id: OTP_TEMPLATE, phone: phone(first), template_data: { otp: String(100_000 + (first % 900_000)) } }
@@ -280,7 +304,8 @@ async function acceptThroughApi(url: string, apiKey: string, count: number, batc
 
 /**
  * Scenario 2: `tms start` (or `tms api` + `tms worker`) with the simulator and the receiver, timed
- * from the first request to the last report.
+ * from the first request to the last report, twice on the same processes: `cold` right after the
+ * gateway started (its JIT cold, its caches empty), then `warm`, another run of the same size.
  */
 async function runLoop(scenario: WebhookScenario, context: WebhookContext, receiver: BenchReceiver, result: WebhookResult): Promise<void> {
   const { harness, say } = context;
@@ -313,33 +338,56 @@ async function runLoop(scenario: WebhookScenario, context: WebhookContext, recei
     const key = await admin('POST', `/workspaces/${workspace.id}/api-keys`, { scopes: ['messages:send'], webhook_url: receiver.url });
     receiver.apiKey = key.key;
 
-    say(`  sending ${context.loopMessages.toLocaleString('en-US')} messages (${context.loopBatch === 1 ? 'single sends' : `batches of ${context.loopBatch}`}, ${context.loopConnections} connections)`);
-    const workerCpu = () => (worker ? readCpuSeconds(worker.child.pid!) : 0);
-    const cpuBefore = gateway.cpuSeconds();
-    const workerCpuBefore = workerCpu();
-    const started = performance.now();
-    const ids = await acceptThroughApi(gateway.url, key.key, context.loopMessages, context.loopBatch, context.loopConnections);
-    result.acceptSeconds = (performance.now() - started) / 1000;
-    say(`  accepted in ${result.acceptSeconds.toFixed(2)} s; waiting for the reports`);
-    await receiver.waitForUnique(context.loopMessages, context.timeoutSeconds * 1000, (unique) => say(`  ${((performance.now() - started) / 1000).toFixed(0)} s: ${unique.toLocaleString('en-US')} reports`));
-    const ended = receiver.stats.lastNewAt ?? performance.now();
-    result.seconds = (ended - started) / 1000;
-    result.perSecond = context.loopMessages / result.seconds;
-    const cpuAfter = gateway.cpuSeconds();
-    const workerCpuAfter = workerCpu();
-    result.cpuSeconds = cpuBefore !== null && cpuAfter !== null && workerCpuBefore !== null && workerCpuAfter !== null ? cpuAfter - cpuBefore + (workerCpuAfter - workerCpuBefore) : null;
-    result.peakRssMb = Math.max(gateway.peakRssMb() ?? 0, worker ? (readPeakRssMb(worker.child.pid!) ?? 0) : 0) || null;
+    // The system under test: the gateway process(es) and the simulator standing in for the platform.
+    // The load generator and the receiver (this process) are not part of it.
+    const running = gateway;
+    const systemPids = [running.pid, ...(worker ? [worker.child.pid!] : []), sim.child.child.pid!];
+    const ids: string[] = [];
+    for (const label of ['cold', 'warm'] as const) {
+      const reportsBefore = receiver.stats.unique;
+      say(`  ${label}: sending ${context.loopMessages.toLocaleString('en-US')} messages (${context.loopBatch === 1 ? 'single sends' : `batches of ${context.loopBatch}`}, ${context.loopConnections} connections)`);
+      const cpuBefore = readTotalCpuSeconds(systemPids);
+      const started = performance.now();
+      ids.push(...(await acceptThroughApi(running.url, key.key, context.loopMessages, context.loopBatch, context.loopConnections, ids.length)));
+      const acceptSeconds = (performance.now() - started) / 1000;
+      say(`  accepted in ${acceptSeconds.toFixed(2)} s; waiting for the reports`);
+      await receiver.waitForUnique(reportsBefore + context.loopMessages, context.timeoutSeconds * 1000, (unique) =>
+        say(`  ${((performance.now() - started) / 1000).toFixed(0)} s: ${(unique - reportsBefore).toLocaleString('en-US')} reports`),
+      );
+      const seconds = ((receiver.stats.lastNewAt ?? performance.now()) - started) / 1000;
+      // Work that finishes after the last report (recording the webhook outcomes) is counted too.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const cpuAfter = readTotalCpuSeconds(systemPids);
+      const cpuSeconds = cpuBefore !== null && cpuAfter !== null ? cpuAfter - cpuBefore : null;
+      const phase: LoopPhase = {
+        label,
+        messages: context.loopMessages,
+        seconds,
+        perSecond: context.loopMessages / seconds,
+        acceptSeconds,
+        cpuSeconds,
+        cpuMicrosecondsPerMessage: cpuSeconds === null ? null : (cpuSeconds * 1e6) / context.loopMessages,
+      };
+      result.phases.push(phase);
+      say(`  ${label}: ${phase.perSecond.toFixed(0)} msg/s (${seconds.toFixed(2)} s), ${fmt(phase.cpuMicrosecondsPerMessage)} µs CPU/msg (gateway + simulator)`);
+    }
+    const cold = result.phases[0]!;
+    result.seconds = cold.seconds;
+    result.perSecond = cold.perSecond;
+    result.acceptSeconds = cold.acceptSeconds;
+    result.cpuSeconds = cold.cpuSeconds;
+    result.cpuMicrosecondsPerItem = cold.cpuMicrosecondsPerMessage;
+    result.peakRssMb = Math.max(running.peakRssMb() ?? 0, worker ? (readPeakRssMb(worker.child.pid!) ?? 0) : 0) || null;
     const missing = ids.filter((id) => !receiver.seen.has(id));
     if (missing.length > 0) result.problems.push(`${missing.length} accepted messages without a report (e.g. ${missing[0]})`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
     const workerCode = await worker?.stop();
     worker = null;
     if (workerCode !== undefined && workerCode !== 0) result.problems.push(`worker exited with ${workerCode}`);
-    const code = await gateway.stop();
+    const code = await running.stop();
     gateway = null;
     if (code !== 0) result.problems.push(`gateway exited with ${code}`);
     result.outbox = await outboxStatuses(database);
-    if ((result.outbox.delivered ?? 0) !== context.loopMessages) result.problems.push(`outbox: ${JSON.stringify(result.outbox)} (want ${context.loopMessages} delivered)`);
+    if ((result.outbox.delivered ?? 0) !== ids.length) result.problems.push(`outbox: ${JSON.stringify(result.outbox)} (want ${ids.length} delivered)`);
   } finally {
     if (worker) await worker.stop();
     if (gateway) await gateway.stop();
@@ -367,43 +415,65 @@ export async function runWebhookScenario(scenario: WebhookScenario, context: Web
   } finally {
     result.requests = receiver.stats.requests;
     result.duplicates = receiver.stats.duplicates;
-    result.badSignatures = receiver.stats.badSignatures;
-    if (receiver.stats.badSignatures > 0) result.problems.push(`${receiver.stats.badSignatures} reports with a bad signature`);
+    result.badSignatures = receiver.stats.rejected;
+    if (receiver.stats.rejected > 0) result.problems.push(`${receiver.stats.rejected} reports with a bad signature`);
     await receiver.close();
   }
   return result;
 }
 
 export function webhookTable(results: WebhookResult[]): string {
-  const header = ['scenario', 'store', 'items', 'seconds', 'per second', 'per second after 1st report', 'accept s', 'requests', 'duplicates', 'bad signatures', 'peak RSS MB', 'CPU s'];
-  const rows = results.map((r) => [
-    r.id,
-    r.store,
-    fmt(r.items),
-    fmt(r.seconds, 2),
-    fmt(r.perSecond),
-    fmt(r.steadyPerSecond),
-    fmt(r.acceptSeconds, 2),
-    fmt(r.requests),
-    fmt(r.duplicates),
-    fmt(r.badSignatures),
-    fmt(r.peakRssMb),
-    fmt(r.cpuSeconds, 1),
-  ]);
+  const header = ['scenario', 'store', 'items', 'seconds', 'per second', 'per second after 1st report', 'accept s', 'requests', 'duplicates', 'bad signatures', 'peak RSS MB', 'CPU s', 'CPU µs/item', 'warm per second', 'warm CPU µs/msg'];
+  const rows = results.map((r) => {
+    const warm = r.phases.find((phase) => phase.label === 'warm');
+    return [
+      r.id,
+      r.store,
+      fmt(r.items),
+      fmt(r.seconds, 2),
+      fmt(r.perSecond),
+      fmt(r.steadyPerSecond),
+      fmt(r.acceptSeconds, 2),
+      fmt(r.requests),
+      fmt(r.duplicates),
+      fmt(r.badSignatures),
+      fmt(r.peakRssMb),
+      fmt(r.cpuSeconds, 1),
+      fmt(r.cpuMicrosecondsPerItem),
+      fmt(warm?.perSecond ?? null),
+      fmt(warm?.cpuMicrosecondsPerMessage ?? null),
+    ];
+  });
   const all = [header, ...rows];
   const widths = header.map((_, c) => Math.max(...all.map((cells) => cells[c]!.length)));
   const line = (cells: string[]) => cells.map((cell, c) => (c < 2 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+  const notes = [
+    'CPU: deliveries, the one tms worker (start-up included); loop, every process of the system under test (the gateway process(es) and the ZNS simulator), not the load generator or the receiver.',
+    'loop: the figures before "warm" are the cold run on a fresh gateway; "warm" is a second run of the same size on the same, still running processes.',
+  ];
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), ...notes].join('\n');
 }
 
-/** Webhook targets: ≥ 4,000 deliveries/s from one process; the full loop ≥ 2,000 messages/s. */
+/** The full loop's messages/s target: SQLite on `tms start`, PostgreSQL on `tms api` + `tms worker`, PostgreSQL on `tms start`. */
+export function loopTarget(scenario: { store: 'sqlite' | 'postgres'; split: boolean }): number {
+  if (scenario.store === 'sqlite') return 3500;
+  return scenario.split ? 2500 : 2000;
+}
+
+/** Webhook targets: ≥ 4,000 deliveries/s from one process; the full loop (cold and warm) at its loopTarget. */
 export function webhookTargets(results: WebhookResult[]): { text: string; met: boolean | null }[] {
-  return results.map((r) => {
+  return results.flatMap((r) => {
     const valid = r.problems.length === 0;
     if (r.kind === 'deliveries') {
       const rate = r.steadyPerSecond ?? r.perSecond;
-      return { text: `${r.id}: ≥ 4,000 webhook deliveries/s from one process (measured ${fmt(rate)} after the first report, ${fmt(r.perSecond)} from start)`, met: valid ? rate >= 4000 : null };
+      return [{ text: `${r.id}: ≥ 4,000 webhook deliveries/s from one process (measured ${fmt(rate)} after the first report, ${fmt(r.perSecond)} from start)`, met: valid ? rate >= 4000 : null }];
     }
-    return { text: `${r.id}: full loop ≥ 2,000 messages/s, first request to last verified report (measured ${fmt(r.perSecond)})`, met: valid ? r.perSecond >= 2000 : null };
+    const scenario = WEBHOOK_SCENARIOS.find((candidate) => candidate.id === r.id);
+    const target = loopTarget({ store: r.store, split: scenario !== undefined && isSplit(scenario) });
+    const phases = r.phases.length > 0 ? r.phases : [{ label: 'cold', perSecond: r.perSecond, cpuMicrosecondsPerMessage: r.cpuMicrosecondsPerItem }];
+    return phases.map((phase) => ({
+      text: `${r.id} (${phase.label}): full loop ≥ ${fmt(target)} messages/s, first request to last verified report (measured ${fmt(phase.perSecond)}; ${fmt(phase.cpuMicrosecondsPerMessage)} µs CPU/msg)`,
+      met: valid ? phase.perSecond >= target : null,
+    }));
   });
 }
