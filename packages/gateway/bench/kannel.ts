@@ -77,6 +77,12 @@ export interface KannelResult {
 export interface KannelOptions {
   messages: number;
   connections: number;
+  /**
+   * smsbox's `immediate-sendsms-reply`: answer a sendsms at once ("Sent."), before bearerbox has
+   * taken the message. Off by default, where the answer ("0: Accepted for delivery") waits for
+   * bearerbox's acknowledgement, as our 202 waits for the commit.
+   */
+  immediateReply: boolean;
   timeoutSeconds: number;
   say(text: string): void;
 }
@@ -92,7 +98,7 @@ const ADMIN_PASSWORD = 'bench';
 const SENDSMS_USER = 'bench';
 
 /** One bearerbox with one fake SMSC, one smsbox with one sendsms user; warnings and worse only, to files in `dir`. */
-function configuration(dir: string, ports: Ports): string {
+function configuration(dir: string, ports: Ports, immediateReply: boolean): string {
   return `group = core
 admin-port = ${ports.admin}
 admin-password = ${ADMIN_PASSWORD}
@@ -113,6 +119,7 @@ group = smsbox
 bearerbox-host = 127.0.0.1
 bearerbox-port = ${ports.smsbox}
 sendsms-port = ${ports.sendsms}
+immediate-sendsms-reply = ${immediateReply ? 'true' : 'false'}
 log-file = "${join(dir, 'smsbox.log')}"
 log-level = 2
 
@@ -162,8 +169,9 @@ async function status(ports: Ports): Promise<string> {
   return response.text();
 }
 
-/** `count` sendsms requests at `connections`, ids `${prefix}${index}`; throws on any answer but 202 "0: Accepted". */
-async function sendThroughSendsms(ports: Ports, receiver: CountingReceiver, prefix: string, count: number, connections: number): Promise<void> {
+/** `count` sendsms requests at `connections`, ids `${prefix}${index}`; throws on any answer but 202 "0: Accepted" (or "Sent." when answered at once). */
+async function sendThroughSendsms(ports: Ports, receiver: CountingReceiver, prefix: string, count: number, connections: number, immediateReply: boolean): Promise<void> {
+  const accepted = immediateReply ? 'Sent.' : '0:';
   const pool = new Pool(`http://127.0.0.1:${ports.sendsms}`, { connections, pipelining: 1 });
   let next = 0;
   const one = async () => {
@@ -181,7 +189,7 @@ async function sendThroughSendsms(ports: Ports, receiver: CountingReceiver, pref
       });
       const response = await pool.request({ path: `/cgi-bin/sendsms?${query.toString()}`, method: 'GET' });
       const text = await response.body.text();
-      if (response.statusCode !== 202 || !text.startsWith('0:')) throw new Error(`sendsms: ${response.statusCode} ${text.slice(0, 200)}`);
+      if (response.statusCode !== 202 || !text.startsWith(accepted)) throw new Error(`sendsms: ${response.statusCode} ${text.slice(0, 200)}`);
     }
   };
   try {
@@ -209,7 +217,7 @@ export async function runKannel(options: KannelOptions): Promise<KannelResult> {
   const [admin, smsbox, fakeSmsc, sendsms] = [...picked] as [number, number, number, number];
   const ports: Ports = { admin, smsbox, fakeSmsc, sendsms };
   const configFile = join(dir, 'kannel.conf');
-  writeFileSync(configFile, configuration(dir, ports));
+  writeFileSync(configFile, configuration(dir, ports, options.immediateReply));
   const receiver = await startDlrReceiver();
   const boxes: Partial<Record<ProgramName, Child>> = {};
   const start = (name: ProgramName, args: string[]) => {
@@ -247,7 +255,7 @@ export async function runKannel(options: KannelOptions): Promise<KannelResult> {
       const reportsBefore = receiver.stats.unique;
       const cpuBefore = readTotalCpuSeconds(pids);
       const started = performance.now();
-      await sendThroughSendsms(ports, receiver, `${label}-`, options.messages, options.connections);
+      await sendThroughSendsms(ports, receiver, `${label}-`, options.messages, options.connections, options.immediateReply);
       const acceptSeconds = (performance.now() - started) / 1000;
       await receiver.waitForUnique(reportsBefore + options.messages, options.timeoutSeconds * 1000, (unique) =>
         say(`  ${((performance.now() - started) / 1000).toFixed(0)} s: ${(unique - reportsBefore).toLocaleString('en-US')} callbacks`),

@@ -18,6 +18,7 @@ export const LOOP_VS_KANNEL_ID = 'loop-vs-kannel';
 export interface LoopVsKannelContext extends WebhookContext {
   pairs: number;
   kannelConnections: number;
+  kannelImmediateReply: boolean;
 }
 
 export interface LoopVsKannelPair {
@@ -42,6 +43,7 @@ export interface LoopVsKannelResult {
   messages: number;
   tmsConnections: number;
   kannelConnections: number;
+  kannelImmediateReply: boolean;
   dlrMask: number;
   /** Why the scenario did not run (Kannel not installed), or null. */
   skipped: string | null;
@@ -93,6 +95,7 @@ export async function runLoopVsKannel(context: LoopVsKannelContext): Promise<Loo
     messages: context.loopMessages,
     tmsConnections: context.loopConnections,
     kannelConnections: context.kannelConnections,
+    kannelImmediateReply: context.kannelImmediateReply,
     dlrMask: KANNEL_DLR_MASK,
     skipped: kannelMissing(),
     pairs: [],
@@ -108,7 +111,7 @@ export async function runLoopVsKannel(context: LoopVsKannelContext): Promise<Loo
     context.say(`${LOOP_VS_KANNEL_ID}: pair ${pair} of ${context.pairs}`);
     const tms = await runWebhookScenario(loopScenario, context);
     context.say(`${LOOP_VS_KANNEL_ID}: pair ${pair} of ${context.pairs}, Kannel: ${context.loopMessages.toLocaleString('en-US')} messages through sendsms at ${context.kannelConnections} connections, cold then warm`);
-    const kannel = await runKannel({ messages: context.loopMessages, connections: context.kannelConnections, timeoutSeconds: context.timeoutSeconds, say: context.say });
+    const kannel = await runKannel({ messages: context.loopMessages, connections: context.kannelConnections, immediateReply: context.kannelImmediateReply, timeoutSeconds: context.timeoutSeconds, say: context.say });
     result.pairs.push({ tms, kannel });
     for (const problem of tms.problems) result.problems.push(`pair ${pair}, TMS: ${problem}`);
     for (const problem of kannel.problems) result.problems.push(`pair ${pair}, Kannel: ${problem}`);
@@ -178,7 +181,7 @@ function rows(result: LoopVsKannelResult): string[][] {
 function describe(result: LoopVsKannelResult): string {
   return (
     `${result.messages.toLocaleString('en-US')} messages a run, first request to last delivery callback; TMS: single sends at ${result.tmsConnections} connections on \`tms start\` (SQLite), ` +
-    `API → ZNS simulator → delivered → signed report; Kannel 1.4.5: sendsms at ${result.kannelConnections} connections → fake SMSC → dlr-mask=${result.dlrMask} callback (unsigned GET). ` +
+    `API → ZNS simulator → delivered → signed report; Kannel 1.4.5: sendsms at ${result.kannelConnections} connections, answered ${result.kannelImmediateReply ? 'at once (immediate-sendsms-reply)' : "once bearerbox has the message (Kannel's default)"} → fake SMSC → dlr-mask=${result.dlrMask} callback (unsigned GET). ` +
     'Cold: fresh processes; warm: a second run on the same processes. ' +
     'CPU: every process of the system under test (TMS: gateway + simulator; Kannel: bearerbox + smsbox + fakesmsc); the load generator and the receiver are not counted on either side. ' +
     'Medians over valid pairs.'

@@ -34,7 +34,8 @@
  * TMS_BENCH_LOOP_CONNECTIONS, 50; each loop runs cold, then warm on the same processes). TMS_BENCH_WEBHOOK_TIMEOUT_SECONDS (180) at most per scenario.
  *
  * TMS vs Kannel (see loop-vs-kannel.ts, kannel.ts): loop-vs-kannel, TMS_BENCH_LOOP_PAIRS (3) interleaved
- * pairs of the SQLite loop and Kannel 1.4.5 (sendsms at TMS_BENCH_KANNEL_CONNECTIONS, 50, dlr-mask=1),
+ * pairs of the SQLite loop and Kannel 1.4.5 (sendsms at TMS_BENCH_KANNEL_CONNECTIONS, 50, dlr-mask=1;
+ * TMS_BENCH_KANNEL_IMMEDIATE_REPLY=1 lets smsbox answer before bearerbox has the message),
  * TMS_BENCH_LOOP_MESSAGES each, cold and warm; skipped with a note when Kannel is not installed.
  *
  * Scaling (see scaling.ts): scaling-postgres, TMS_BENCH_SCALING_PROCESSES (3) `tms api` processes on
@@ -378,6 +379,7 @@ async function main(): Promise<void> {
         say,
         pairs: integerSetting('TMS_BENCH_LOOP_PAIRS', 3),
         kannelConnections: integerSetting('TMS_BENCH_KANNEL_CONNECTIONS', 50),
+        kannelImmediateReply: process.env.TMS_BENCH_KANNEL_IMMEDIATE_REPLY === '1',
       })
     : null;
   const kannelGoals = kannelComparison ? loopVsKannelTargets(kannelComparison) : [];

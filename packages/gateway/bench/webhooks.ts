@@ -461,6 +461,9 @@ export function loopTarget(scenario: { store: 'sqlite' | 'postgres'; split: bool
 }
 
 /** Webhook targets: ≥ 4,000 deliveries/s from one process; the full loop (cold and warm) at its loopTarget. */
+/** Peak RSS of any gateway process while it runs the full loop. */
+const LOOP_PEAK_RSS_TARGET_MB = 200;
+
 export function webhookTargets(results: WebhookResult[]): { text: string; met: boolean | null }[] {
   return results.flatMap((r) => {
     const valid = r.problems.length === 0;
@@ -471,9 +474,14 @@ export function webhookTargets(results: WebhookResult[]): { text: string; met: b
     const scenario = WEBHOOK_SCENARIOS.find((candidate) => candidate.id === r.id);
     const target = loopTarget({ store: r.store, split: scenario !== undefined && isSplit(scenario) });
     const phases = r.phases.length > 0 ? r.phases : [{ label: 'cold', perSecond: r.perSecond, cpuMicrosecondsPerMessage: r.cpuMicrosecondsPerItem }];
-    return phases.map((phase) => ({
+    const rates = phases.map((phase) => ({
       text: `${r.id} (${phase.label}): full loop ≥ ${fmt(target)} messages/s, first request to last verified report (measured ${fmt(phase.perSecond)}; ${fmt(phase.cpuMicrosecondsPerMessage)} µs CPU/msg)`,
       met: valid ? phase.perSecond >= target : null,
     }));
+    const memory = {
+      text: `${r.id}: peak RSS of every gateway process under the loop ≤ ${LOOP_PEAK_RSS_TARGET_MB} MB (measured ${fmt(r.peakRssMb)} MB)`,
+      met: valid && r.peakRssMb !== null ? r.peakRssMb <= LOOP_PEAK_RSS_TARGET_MB : null,
+    };
+    return [...rates, memory];
   });
 }

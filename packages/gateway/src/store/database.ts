@@ -28,6 +28,9 @@ export type Transaction = Kysely<Database>;
 pg.types.setTypeParser(20, (value) => Number(value));
 pg.types.setTypeParser(1700, (value) => Number(value));
 
+/** SQLite's page cache per connection (pages kept in memory, up to this size). */
+const SQLITE_CACHE_KIB = 64 * 1024;
+
 function openSqlite(file: string): Store {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const raw = openSqliteDatabase(file);
@@ -38,6 +41,10 @@ function openSqlite(file: string): Store {
   raw.pragma('synchronous = NORMAL');
   raw.pragma('busy_timeout = 10000');
   raw.pragma('foreign_keys = ON');
+  // SQLite's default page cache is 2 MB. On a store of millions of messages, the inner pages of the
+  // message indexes alone exceed it, so every insert and status change re-read pages through the
+  // kernel. The cache fills only as pages are used: a small store pays nothing for the larger limit.
+  raw.pragma(`cache_size = -${SQLITE_CACHE_KIB}`);
   const walSync = new WalSync(file);
   const db = new Kysely<Database>({ dialect: new DurableSqliteDialect(raw, walSync) });
   return { db, dialect: 'sqlite', waitUntilDurable: () => walSync.sync(), close: () => db.destroy() };
