@@ -23,7 +23,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { neutralEnvironment, readPeakRssMb, readTotalCpuSeconds, spawnProgram, type Child } from './processes.ts';
+import { measureLoopPhase, type LoopPhase } from './loop-phase.ts';
+import { neutralEnvironment, readPeakRssMb, spawnProgram, type Child } from './processes.ts';
 import { startDlrReceiver, type CountingReceiver } from './webhook-receiver.ts';
 
 export const KANNEL_PROGRAMS = {
@@ -49,18 +50,8 @@ export function kannelMissing(): string | null {
   return null;
 }
 
-export interface KannelPhase {
-  label: 'cold' | 'warm';
-  messages: number;
-  /** First request → last new callback. */
-  seconds: number;
-  perSecond: number;
-  /** First request → last sendsms answer. */
-  acceptSeconds: number;
-  /** bearerbox + smsbox + fakesmsc. */
-  cpuSeconds: number | null;
-  cpuMicrosecondsPerMessage: number | null;
-}
+/** A Kannel run: the same figures as TMS's loop, CPU over bearerbox, smsbox and fakesmsc. */
+export type KannelPhase = LoopPhase;
 
 export interface KannelResult {
   connections: number;
@@ -252,30 +243,18 @@ export async function runKannel(options: KannelOptions): Promise<KannelResult> {
 
     const pids = (['bearerbox', 'smsbox', 'fakesmsc'] as const).map((name) => boxes[name]!.child.pid!);
     for (const label of ['cold', 'warm'] as const) {
-      const reportsBefore = receiver.stats.unique;
-      const cpuBefore = readTotalCpuSeconds(pids);
-      const started = performance.now();
-      await sendThroughSendsms(ports, receiver, `${label}-`, options.messages, options.connections, options.immediateReply);
-      const acceptSeconds = (performance.now() - started) / 1000;
-      await receiver.waitForUnique(reportsBefore + options.messages, options.timeoutSeconds * 1000, (unique) =>
-        say(`  ${((performance.now() - started) / 1000).toFixed(0)} s: ${(unique - reportsBefore).toLocaleString('en-US')} callbacks`),
-      );
-      const seconds = ((receiver.stats.lastNewAt ?? performance.now()) - started) / 1000;
-      // Work that finishes after the last callback (smsbox reading its answer) is counted too.
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      const cpuAfter = readTotalCpuSeconds(pids);
-      const cpuSeconds = cpuBefore !== null && cpuAfter !== null ? cpuAfter - cpuBefore : null;
-      const phase: KannelPhase = {
+      const phase = await measureLoopPhase({
         label,
         messages: options.messages,
-        seconds,
-        perSecond: options.messages / seconds,
-        acceptSeconds,
-        cpuSeconds,
-        cpuMicrosecondsPerMessage: cpuSeconds === null ? null : (cpuSeconds * 1e6) / options.messages,
-      };
+        pids,
+        receiver,
+        timeoutSeconds: options.timeoutSeconds,
+        callbackName: 'callbacks',
+        send: () => sendThroughSendsms(ports, receiver, `${label}-`, options.messages, options.connections, options.immediateReply),
+        say,
+      });
       result.phases.push(phase);
-      say(`  Kannel ${label}: ${phase.perSecond.toFixed(0)} msg/s (${seconds.toFixed(2)} s, sendsms answered all in ${acceptSeconds.toFixed(2)} s), ${phase.cpuMicrosecondsPerMessage?.toFixed(0) ?? '-'} µs CPU/msg`);
+      say(`  Kannel ${label}: ${phase.perSecond.toFixed(0)} msg/s (${phase.seconds.toFixed(2)} s, sendsms answered all in ${phase.acceptSeconds.toFixed(2)} s), ${phase.cpuMicrosecondsPerMessage?.toFixed(0) ?? '-'} µs CPU/msg`);
     }
     for (const name of ['bearerbox', 'smsbox', 'fakesmsc'] as const) result.peakRssMb[name] = readPeakRssMb(boxes[name]!.child.pid!);
     const expected = new Set(result.phases.flatMap((phase) => Array.from({ length: phase.messages }, (_, index) => `${phase.label}-${index}`)));

@@ -11,7 +11,8 @@
  */
 import { KANNEL_DLR_MASK, kannelMissing, runKannel, type KannelPhase, type KannelResult } from './kannel.ts';
 import { fmt } from './report.ts';
-import { loopTarget, runWebhookScenario, WEBHOOK_SCENARIOS, type LoopPhase, type WebhookContext, type WebhookResult } from './webhooks.ts';
+import type { LoopPhase } from './loop-phase.ts';
+import { loopTarget, runWebhookScenario, WEBHOOK_SCENARIOS, type WebhookContext, type WebhookResult } from './webhooks.ts';
 
 export const LOOP_VS_KANNEL_ID = 'loop-vs-kannel';
 

@@ -34,7 +34,8 @@ import { createWorkspace } from '../src/services/admin/workspaces.ts';
 import { insertRows } from '../src/store/bulk-insert.ts';
 import { runInTransaction } from '../src/store/database.ts';
 import type { WebhookDeliveryRow } from '../src/store/schema.ts';
-import { benchGatewayEnvironment, freePort, neutralEnvironment, readCpuSeconds, readPeakRssMb, readTotalCpuSeconds, spawnChild, startServer, type Child, type ServerProcess } from './processes.ts';
+import { benchGatewayEnvironment, freePort, neutralEnvironment, readCpuSeconds, readPeakRssMb, spawnChild, startServer, type Child, type ServerProcess } from './processes.ts';
+import { measureLoopPhase, type LoopPhase } from './loop-phase.ts';
 import { fmt } from './report.ts';
 import { startBenchReceiver, type BenchReceiver } from './webhook-receiver.ts';
 import type * as Harness from '../test/harness.ts';
@@ -94,18 +95,6 @@ export interface WebhookResult {
   problems: string[];
 }
 
-export interface LoopPhase {
-  label: 'cold' | 'warm';
-  messages: number;
-  /** First request → last new report. */
-  seconds: number;
-  perSecond: number;
-  /** First request → last 202. */
-  acceptSeconds: number;
-  /** The gateway process(es) and the simulator; not the load generator or the receiver. */
-  cpuSeconds: number | null;
-  cpuMicrosecondsPerMessage: number | null;
-}
 
 const DEMO_OA = '4318269720189301001';
 const OTP_TEMPLATE = '250002';
@@ -344,32 +333,21 @@ async function runLoop(scenario: WebhookScenario, context: WebhookContext, recei
     const systemPids = [running.pid, ...(worker ? [worker.child.pid!] : []), sim.child.child.pid!];
     const ids: string[] = [];
     for (const label of ['cold', 'warm'] as const) {
-      const reportsBefore = receiver.stats.unique;
       say(`  ${label}: sending ${context.loopMessages.toLocaleString('en-US')} messages (${context.loopBatch === 1 ? 'single sends' : `batches of ${context.loopBatch}`}, ${context.loopConnections} connections)`);
-      const cpuBefore = readTotalCpuSeconds(systemPids);
-      const started = performance.now();
-      ids.push(...(await acceptThroughApi(running.url, key.key, context.loopMessages, context.loopBatch, context.loopConnections, ids.length)));
-      const acceptSeconds = (performance.now() - started) / 1000;
-      say(`  accepted in ${acceptSeconds.toFixed(2)} s; waiting for the reports`);
-      await receiver.waitForUnique(reportsBefore + context.loopMessages, context.timeoutSeconds * 1000, (unique) =>
-        say(`  ${((performance.now() - started) / 1000).toFixed(0)} s: ${(unique - reportsBefore).toLocaleString('en-US')} reports`),
-      );
-      const seconds = ((receiver.stats.lastNewAt ?? performance.now()) - started) / 1000;
-      // Work that finishes after the last report (recording the webhook outcomes) is counted too.
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      const cpuAfter = readTotalCpuSeconds(systemPids);
-      const cpuSeconds = cpuBefore !== null && cpuAfter !== null ? cpuAfter - cpuBefore : null;
-      const phase: LoopPhase = {
+      const phase = await measureLoopPhase({
         label,
         messages: context.loopMessages,
-        seconds,
-        perSecond: context.loopMessages / seconds,
-        acceptSeconds,
-        cpuSeconds,
-        cpuMicrosecondsPerMessage: cpuSeconds === null ? null : (cpuSeconds * 1e6) / context.loopMessages,
-      };
+        pids: systemPids,
+        receiver,
+        timeoutSeconds: context.timeoutSeconds,
+        callbackName: 'reports',
+        send: async () => {
+          ids.push(...(await acceptThroughApi(running.url, key.key, context.loopMessages, context.loopBatch, context.loopConnections, ids.length)));
+        },
+        say,
+      });
       result.phases.push(phase);
-      say(`  ${label}: ${phase.perSecond.toFixed(0)} msg/s (${seconds.toFixed(2)} s), ${fmt(phase.cpuMicrosecondsPerMessage)} µs CPU/msg (gateway + simulator)`);
+      say(`  ${label}: ${phase.perSecond.toFixed(0)} msg/s (${phase.seconds.toFixed(2)} s, accepted in ${phase.acceptSeconds.toFixed(2)} s), ${fmt(phase.cpuMicrosecondsPerMessage)} µs CPU/msg (gateway + simulator)`);
     }
     const cold = result.phases[0]!;
     result.seconds = cold.seconds;
