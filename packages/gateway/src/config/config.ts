@@ -24,6 +24,8 @@ export interface Config {
   readonly authCacheMs: number;
   readonly logLevel: string;
   readonly accessLog: boolean;
+  /** `tms start`: the workers in a second thread (true) or on the API's event loop. */
+  readonly workerThread: boolean;
   readonly demoSeed: boolean;
   readonly allowPrivateWebhookTargets: boolean;
   /** Behind a reverse proxy: the client's address and protocol come from its X-Forwarded-* headers. */
@@ -115,6 +117,7 @@ export function parseConfig(env: Environment = process.env): Config {
     authCacheMs: values.TMS_AUTH_CACHE_MS,
     logLevel: values.TMS_LOG_LEVEL,
     accessLog: values.TMS_ACCESS_LOG,
+    workerThread: values.TMS_WORKER_THREAD,
     demoSeed: values.TMS_DEMO_SEED,
     allowPrivateWebhookTargets: values.TMS_WEBHOOK_ALLOW_PRIVATE,
     trustProxy: values.TMS_TRUST_PROXY,

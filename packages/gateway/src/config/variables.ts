@@ -69,6 +69,12 @@ export const CONFIG_VARIABLES = {
     meaning: 'Least severe level logged. Logs are JSON lines carrying `request_id`',
   },
   TMS_ACCESS_LOG: { kind: 'boolean', default: false, meaning: 'One log line per request (costs CPU at high rates)' },
+  TMS_WORKER_THREAD: {
+    kind: 'boolean',
+    default: true,
+    meaning:
+      '`tms start` runs the workers (dispatch, webhooks, periodic tasks) in a second thread beside the API, so each has a core. `false`: one event loop for everything (a one-core machine gains nothing from the second thread)',
+  },
   TMS_DEMO_SEED: {
     kind: 'boolean',
     default: true,

@@ -1,15 +1,33 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { Store } from '../store/database.ts';
 import { readQueueStats } from '../store/queue-stats.ts';
-import { LoopHealth } from './loop-health.ts';
+import { LoopHealth, type LoopStatus } from './loop-health.ts';
 import { WebhookMetrics } from './webhook-metrics.ts';
+
+/** What one thread counted, and how its worker loops fare: sent to the thread that serves /metrics and /readyz. */
+export interface ThreadReport {
+  metrics: MetricObjectWithValues<MetricValue<string>>[];
+  loops: LoopStatus[];
+}
+
+/** Another thread of this process whose counts and loops this thread's /metrics and /readyz include. */
+export interface MetricsPeer {
+  /** Rejects when the thread does not answer in time (its event loop is stuck). */
+  report(): Promise<ThreadReport>;
+}
 
 /**
  * Prometheus metrics of one process. Transitions are counted where they happen (rates come from
- * counters); the queue's depth and age are read from the store at scrape time.
+ * counters), in the thread they happen in; the queue's depth and age are read from the store at
+ * scrape time, and the process's own metrics come from the thread that serves /metrics. A process
+ * whose workers run in a second thread adds that thread as a peer: its counts are summed in.
  */
 export class Metrics {
+  /** What this thread counts. */
   readonly registry = new Registry();
+  /** Store-wide gauges read at scrape time, and the process's CPU and memory: once per process. */
+  readonly #processWide: Registry | null;
+  readonly #peers: MetricsPeer[] = [];
   readonly accepted: Counter<'path'>;
   readonly dispatchOutcomes: Counter<'outcome'>;
   readonly platformErrors: Counter<'code'>;
@@ -24,8 +42,11 @@ export class Metrics {
   /** Whether the worker loops of this process make progress (readiness, and a gauge of their age). */
   readonly loops: LoopHealth;
 
-  constructor(store: Store, clock: () => number) {
-    collectDefaultMetrics({ register: this.registry, prefix: 'tms_process_' });
+  /** `processWide: false` in a thread whose metrics another thread of the process serves. */
+  constructor(store: Store, clock: () => number, options: { processWide: boolean } = { processWide: true }) {
+    const processWide = options.processWide ? new Registry() : null;
+    this.#processWide = processWide;
+    if (processWide) collectDefaultMetrics({ register: processWide, prefix: 'tms_process_' });
     this.accepted = new Counter({ name: 'tms_messages_accepted_total', help: 'Messages accepted (202) by this process', labelNames: ['path'], registers: [this.registry] });
     this.dispatchOutcomes = new Counter({
       name: 'tms_dispatch_outcomes_total',
@@ -64,6 +85,8 @@ export class Metrics {
         for (const status of loops.statuses()) this.set({ loop: status.loop }, status.ageMs / 1000);
       },
     });
+    this.webhooks = new WebhookMetrics(this.registry, processWide, store, clock);
+    if (!processWide) return;
     const oldest = new Gauge({
       name: 'tms_queue_oldest_due_age_seconds',
       help: 'How long the oldest due queued message has waited (0 when none is due)',
@@ -74,7 +97,7 @@ export class Metrics {
       name: 'tms_queue_messages',
       help: 'Messages in the queue by state (queued, due, sending)',
       labelNames: ['state'],
-      registers: [this.registry],
+      registers: [processWide],
       async collect() {
         const now = clock();
         const stats = await readQueueStats(store.db, now);
@@ -84,11 +107,37 @@ export class Metrics {
         oldest.set(stats.oldestDueAt === null || stats.oldestDueAt > now ? 0 : (now - stats.oldestDueAt) / 1000);
       },
     });
-    this.registry.registerMetric(oldest);
-    this.webhooks = new WebhookMetrics(this.registry, store, clock);
+    processWide.registerMetric(oldest);
+  }
+
+  addPeer(peer: MetricsPeer): void {
+    this.#peers.push(peer);
+  }
+
+  /** This thread's part, for the thread that serves the process's metrics. */
+  async report(): Promise<ThreadReport> {
+    return { metrics: await this.registry.getMetricsAsJSON(), loops: this.loops.statuses() };
   }
 
   async render(): Promise<{ contentType: string; body: string }> {
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+    let counted = this.registry;
+    if (this.#peers.length > 0) {
+      const reports = await Promise.all(this.#peers.map((peer) => peer.report()));
+      counted = AggregatorRegistry.aggregate([await this.registry.getMetricsAsJSON(), ...reports.map((report) => report.metrics)]);
+    }
+    // The process-wide metrics are not aggregated: aggregation drops some (the start time).
+    const bodies = [await counted.metrics()];
+    if (this.#processWide) bodies.push(await this.#processWide.metrics());
+    return { contentType: this.registry.contentType, body: bodies.join('\n') };
+  }
+
+  /**
+   * The worker loops of this process, in every thread, that have not completed a round within
+   * their bound. Rejects when another thread does not answer: its loops cannot be making progress.
+   */
+  async stalledLoops(now: number): Promise<LoopStatus[]> {
+    const reports = await Promise.all(this.#peers.map((peer) => peer.report()));
+    const peerLoops = reports.flatMap((report) => report.loops.filter((status) => status.ageMs > status.boundMs));
+    return [...this.loops.stalled(now), ...peerLoops];
   }
 }

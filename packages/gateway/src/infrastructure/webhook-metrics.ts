@@ -11,7 +11,8 @@ export class WebhookMetrics {
   readonly outcomes: Counter<'outcome'>;
   readonly attemptSeconds: Histogram<'result'>;
 
-  constructor(registry: Registry, store: Store, clock: () => number) {
+  /** `processWide`: where the outbox gauges go, read from the store (null: another thread serves them). */
+  constructor(registry: Registry, processWide: Registry | null, store: Store, clock: () => number) {
     this.outcomes = new Counter({
       name: 'tms_webhook_deliveries_total',
       help: 'Delivery-report webhook outcomes recorded by this process: delivered, retry, failed, cancelled or released',
@@ -25,6 +26,7 @@ export class WebhookMetrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],
     });
+    if (!processWide) return;
     const oldest = new Gauge({
       name: 'tms_webhook_outbox_oldest_pending_age_seconds',
       help: 'Age of the oldest delivery report not yet delivered, failed or cancelled (0 when none)',
@@ -35,7 +37,7 @@ export class WebhookMetrics {
       name: 'tms_webhook_outbox_deliveries',
       help: 'Delivery reports in the outbox by state: pending (not delivered yet), due (waiting for a worker), in_flight (claimed), failed (waiting for the operator)',
       labelNames: ['state'],
-      registers: [registry],
+      registers: [processWide],
       async collect() {
         const now = clock();
         const stats = await readOutboxStats(store.db, now);
@@ -46,6 +48,6 @@ export class WebhookMetrics {
         oldest.set(stats.oldestPendingCreatedAt === null ? 0 : Math.max(0, now - stats.oldestPendingCreatedAt) / 1000);
       },
     });
-    registry.registerMetric(oldest);
+    processWide.registerMetric(oldest);
   }
 }

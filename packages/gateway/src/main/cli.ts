@@ -8,6 +8,8 @@ import { LogOutput } from './log-output.ts';
 import { createRuntime } from './runtime.ts';
 import { startService, type RunningService } from './server.ts';
 import { printStartBanner } from './banner.ts';
+import { WriteLock } from '../store/write-lock.ts';
+import { startWorkerThread } from './worker-thread.ts';
 
 const USAGE = `tms <command>
 
@@ -68,12 +70,29 @@ async function serve(roles: { api: boolean; worker: boolean }, withDemo: boolean
   process.stdout.on('error', () => undefined);
   const output = new LogOutput();
   const log = pino({ level: config.logLevel }, output);
-  const runtime = await createRuntime(config, { log });
+  // Both roles in one process: the workers get a thread of their own (see worker-thread.ts).
+  const workersInThread = roles.api && roles.worker && config.workerThread;
+  const writeLock = workersInThread && config.database.kind === 'sqlite' ? new WriteLock() : null;
+  const runtime = await createRuntime(config, { log, writeLock: writeLock ?? undefined });
   const operator = runtime.contextFor({ kind: 'operator' });
   const demo = withDemo && config.database.kind === 'sqlite' && config.demoSeed ? await ensureDemoWorkspace({ ctx: operator, input: {} }) : null;
   const demoOwner = demo ? await ensureDemoOwner({ ctx: operator, input: { workspaceId: demo.workspaceId } }) : null;
-  const service = await startService(runtime, roles);
+  const service = await startService(runtime, { api: roles.api, worker: roles.worker && !workersInThread });
   stopOnSignals(service, log, output, shutdownDeadlineMs(config));
+  if (workersInThread) {
+    const thread = await startWorkerThread({
+      config,
+      writeLock,
+      log,
+      onFailure: (error) => {
+        // Like a crashed worker process: whatever it held is recovered by the next start.
+        log.error({ err: error }, "the workers' thread ended; exiting");
+        void output.flush(LOG_FLUSH_MS).finally(() => process.exit(1));
+      },
+    });
+    runtime.ownLoop(thread);
+    runtime.metrics.addPeer(thread);
+  }
   if (roles.api) printStartBanner({ config, url: service.url!, generated, secretsFile, adminTokenFromFile, demo, demoOwner });
   log.info({ roles, store: runtime.store.dialect, migrations: runtime.appliedMigrations }, 'tms started');
 }

@@ -14,6 +14,7 @@ import { ZnsClient } from '../platform/zns-client.ts';
 import { createContext, type Caller, type Context, type ServiceParts } from '../services/context.ts';
 import { openStore } from '../store/database.ts';
 import { migrate } from '../store/migrate.ts';
+import type { WriteLock } from '../store/write-lock.ts';
 
 /** How long GET /quota or a batch waits for a first quota lookup of a sender account. */
 const PLATFORM_QUOTA_WAIT_MS = 2000;
@@ -40,11 +41,20 @@ export interface Runtime extends ServiceParts {
   close(): Promise<void>;
 }
 
+export interface RuntimeOptions {
+  log?: Logger;
+  clock?: () => number;
+  /** SQLite: the write lock shared with the process's other threads on the same database. */
+  writeLock?: WriteLock;
+  /** False in a thread whose metrics another thread serves (store gauges and process metrics come from there). */
+  processWideMetrics?: boolean;
+}
+
 /** Opens the store, applies migrations and builds the parts: shared by every entry point. */
-export async function createRuntime(config: Config, options: { log?: Logger; clock?: () => number } = {}): Promise<Runtime> {
+export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
   const log = options.log ?? pino({ level: config.logLevel });
   const clock = options.clock ?? Date.now;
-  const store = openStore(config.database);
+  const store = openStore(config.database, options.writeLock ?? null);
   let appliedMigrations: string[];
   try {
     appliedMigrations = await migrate(store, clock());
@@ -72,7 +82,7 @@ export async function createRuntime(config: Config, options: { log?: Logger; clo
     eventSigners: new EventSigners(store, config.masterKey, config.authCacheMs, clock),
     acceptanceWriter: createAcceptanceWriter(store, clock),
     deliveryEventWriter: createDeliveryEventWriter(store),
-    metrics: new Metrics(store, clock),
+    metrics: new Metrics(store, clock, { processWide: options.processWideMetrics ?? true }),
     idempotencyKeysInFlight: new Set(),
     signInThrottle: new SignInThrottle(clock),
     messageCounts: new MessageCounts(store, clock),

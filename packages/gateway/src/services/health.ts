@@ -13,7 +13,13 @@ export async function checkReadiness({ ctx }: VerbCall<AnonymousCaller, Record<s
     ctx.log.warn({ err: error }, 'store not reachable');
     throw new ApiError('service_unavailable', 'store not reachable');
   }
-  const stalled = ctx.parts.metrics.loops.stalled(ctx.clock());
+  let stalled;
+  try {
+    stalled = await ctx.parts.metrics.stalledLoops(ctx.clock());
+  } catch (error) {
+    ctx.log.warn({ err: error }, 'worker thread not answering');
+    throw new ApiError('service_unavailable', `worker thread not answering: ${(error as Error).message}`);
+  }
   if (stalled.length > 0) {
     const described = stalled.map((loop) => `${loop.loop} (${Math.round(loop.ageMs / 1000)} s without a round, limit ${Math.round(loop.boundMs / 1000)} s)`);
     ctx.log.warn({ stalled }, 'worker loop stalled');

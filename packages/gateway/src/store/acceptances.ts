@@ -19,6 +19,7 @@
  */
 import { sql } from 'kysely';
 import { createSortableId } from '../lib/ids.ts';
+import { compiledOnce } from './compiled-query.ts';
 import type { Dialect, Transaction } from './database.ts';
 import { insertRows } from './bulk-insert.ts';
 import { claimIdempotencyKeys, idempotencyKeyId, idempotencyRecordOf } from './idempotency.ts';
@@ -145,16 +146,21 @@ async function lockQuotaRows(trx: Transaction, requests: AcceptanceRequest[]): P
   return remaining;
 }
 
+const chargeWalletStatement = compiledOnce<[string, number, number, number], { balance: number }>(
+  (db, workspaceId, amount, count, now) =>
+    db
+      .updateTable('workspaces')
+      .set((eb) => ({ balance: eb('balance', '-', amount), messages_accepted: eb('messages_accepted', '+', count), updated_at: now }))
+      .where('id', '=', workspaceId)
+      .where('balance', '>=', amount)
+      .where((eb) => eb.or([eb('message_cap', 'is', null), eb(eb('messages_accepted', '+', count), '<=', eb.ref('message_cap'))]))
+      .returning('balance'),
+  4,
+);
+
 /** The single-statement charge (README, Architecture): balance and account cap checked in the UPDATE itself. */
 async function chargeWallet(trx: Transaction, workspaceId: string, amount: number, count: number, now: number): Promise<number | undefined> {
-  const row = await trx
-    .updateTable('workspaces')
-    .set((eb) => ({ balance: eb('balance', '-', amount), messages_accepted: eb('messages_accepted', '+', count), updated_at: now }))
-    .where('id', '=', workspaceId)
-    .where('balance', '>=', amount)
-    .where((eb) => eb.or([eb('message_cap', 'is', null), eb(eb('messages_accepted', '+', count), '<=', eb.ref('message_cap'))]))
-    .returning('balance')
-    .executeTakeFirst();
+  const [row] = await chargeWalletStatement(trx, workspaceId, amount, count, now);
   return row?.balance;
 }
 

@@ -7,6 +7,7 @@ import type { Database } from './schema.ts';
 import { DurableSqliteDialect } from './sqlite-dialect.ts';
 import { openSqliteDatabase } from './sqlite-driver.ts';
 import { WalSync } from './wal-sync.ts';
+import type { WriteLock } from './write-lock.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -31,7 +32,7 @@ pg.types.setTypeParser(1700, (value) => Number(value));
 /** SQLite's page cache per connection (pages kept in memory, up to this size). */
 const SQLITE_CACHE_KIB = 64 * 1024;
 
-function openSqlite(file: string): Store {
+function openSqlite(file: string, writeLock: WriteLock | null): Store {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const raw = openSqliteDatabase(file);
   raw.pragma('journal_mode = WAL');
@@ -46,7 +47,7 @@ function openSqlite(file: string): Store {
   // kernel. The cache fills only as pages are used: a small store pays nothing for the larger limit.
   raw.pragma(`cache_size = -${SQLITE_CACHE_KIB}`);
   const walSync = new WalSync(file);
-  const db = new Kysely<Database>({ dialect: new DurableSqliteDialect(raw, walSync) });
+  const db = new Kysely<Database>({ dialect: new DurableSqliteDialect(raw, walSync, writeLock) });
   return { db, dialect: 'sqlite', waitUntilDurable: () => walSync.sync(), close: () => db.destroy() };
 }
 
@@ -63,8 +64,12 @@ function openPostgres(url: string, poolSize: number): Store {
   return { db, dialect: 'postgres', waitUntilDurable: () => Promise.resolve(), close: () => db.destroy() };
 }
 
-export function openStore(config: DatabaseConfig): Store {
-  return config.kind === 'sqlite' ? openSqlite(config.file) : openPostgres(config.url, config.poolSize);
+/**
+ * Opens the store for this thread. `writeLock`: on SQLite, the lock shared with the other threads
+ * of this process that open the same database (PostgreSQL needs none).
+ */
+export function openStore(config: DatabaseConfig, writeLock: WriteLock | null = null): Store {
+  return config.kind === 'sqlite' ? openSqlite(config.file, writeLock) : openPostgres(config.url, config.poolSize);
 }
 
 const RETRYABLE_POSTGRES_CODES = new Set(['40P01', '40001']);

@@ -6,6 +6,7 @@
  * RETURNING).
  */
 import type { Kysely } from 'kysely';
+import { compiledOnce } from './compiled-query.ts';
 import type { Transaction } from './database.ts';
 import type { Database, MessageRow, PlatformEventRow, SenderAccountRow, TemplateStatus } from './schema.ts';
 
@@ -24,13 +25,18 @@ export type EventMessage = Pick<MessageRow, 'id' | 'status'>;
  * WHERE, PostgreSQL planned a table that grew since its last ANALYZE through the (workspace_id,
  * oa_id, created_at) index, scanning the whole workspace for every event.
  */
+const selectEventMessageById = compiledOnce<[string], EventMessage & Pick<MessageRow, 'workspace_id' | 'oa_id'>>(
+  (db, id) => db.selectFrom('messages').select(['id', 'status', 'workspace_id', 'oa_id']).where('id', '=', id),
+  1,
+);
+
 export async function findMessageForEvent(
   db: Kysely<Database>,
   where: { workspaceId: string; oaId: string; trackingId: string | null; providerMsgId: string },
 ): Promise<EventMessage | undefined> {
   const ours = (row: EventMessage & Pick<MessageRow, 'workspace_id' | 'oa_id'>) => row.workspace_id === where.workspaceId && row.oa_id === where.oaId;
   if (where.trackingId) {
-    const byId = await db.selectFrom('messages').select(['id', 'status', 'workspace_id', 'oa_id']).where('id', '=', where.trackingId).executeTakeFirst();
+    const [byId] = await selectEventMessageById(db, where.trackingId);
     if (byId && ours(byId)) return { id: byId.id, status: byId.status };
   }
   const byProviderId = await db

@@ -14,6 +14,7 @@ import {
 } from 'kysely';
 import type { SqliteConnection } from './sqlite-driver.ts';
 import type { WalSync } from './wal-sync.ts';
+import type { WriteLock } from './write-lock.ts';
 
 type Statement = ReturnType<SqliteConnection['prepare']>;
 
@@ -25,27 +26,43 @@ const STATEMENT_CACHE_SIZE = 500;
  * - prepared statements are kept by their SQL text (Kysely prepares every query anew, and
  *   preparing costs as much as running a small statement);
  * - a statement that writes outside a transaction, or the COMMIT that ends one, resolves only once
- *   the WAL is on disk (see WalSync), so "done" always means durable.
+ *   the WAL is on disk (see WalSync), so "done" always means durable;
+ * - with a WriteLock (the process's other threads have connections too), the lock is held from
+ *   BEGIN to COMMIT or ROLLBACK, and around a statement that writes outside a transaction.
  */
 class DurableSqliteConnection implements DatabaseConnection {
   readonly #raw: SqliteConnection;
   readonly #walSync: WalSync;
+  readonly #writeLock: WriteLock | null;
   readonly #statements = new Map<string, Statement>();
+  #holdsWriteLock = false;
 
-  constructor(raw: SqliteConnection, walSync: WalSync) {
+  constructor(raw: SqliteConnection, walSync: WalSync, writeLock: WriteLock | null) {
     this.#raw = raw;
     this.#walSync = walSync;
+    this.#writeLock = writeLock;
   }
 
   async executeQuery<Row>(query: CompiledQuery): Promise<QueryResult<Row>> {
     const statement = this.#prepare(query.sql);
     const parameters = query.parameters as unknown[];
+    if (this.#writeLock && !this.#holdsWriteLock && startsWrite(statement, this.#raw)) {
+      await this.#writeLock.acquire();
+      this.#holdsWriteLock = true;
+    }
     let result: QueryResult<Row>;
-    if (statement.reader) {
-      result = { rows: statement.all(parameters) as Row[] };
-    } else {
-      const { changes, lastInsertRowid } = statement.run(parameters);
-      result = { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+    try {
+      if (statement.reader) {
+        result = { rows: statement.all(parameters) as Row[] };
+      } else {
+        const { changes, lastInsertRowid } = statement.run(parameters);
+        result = { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+      }
+    } finally {
+      if (this.#holdsWriteLock && !this.#raw.inTransaction) {
+        this.#holdsWriteLock = false;
+        this.#writeLock?.release();
+      }
     }
     // SQLite counts transaction control (BEGIN, COMMIT) as read-only: a COMMIT's durability is
     // awaited by its transaction once it has given the connection back (runInTransaction), so the
@@ -71,6 +88,15 @@ class DurableSqliteConnection implements DatabaseConnection {
   }
 }
 
+/**
+ * Does running this statement now take SQLite's write lock, or may it (a BEGIN: the transactions
+ * of the store write, and a deferred one would otherwise take the lock halfway)?
+ */
+function startsWrite(statement: Statement, raw: SqliteConnection): boolean {
+  if (raw.inTransaction) return false;
+  return !statement.readonly || /^\s*begin\b/i.test(statement.source);
+}
+
 /** SQLite has one connection: whoever holds it waits for nobody, the rest queue in order. */
 class ConnectionQueue {
   #tail: Promise<void> = Promise.resolve();
@@ -93,10 +119,10 @@ class DurableSqliteDriver implements Driver {
   readonly #queue = new ConnectionQueue();
   #release: (() => void) | null = null;
 
-  constructor(raw: SqliteConnection, walSync: WalSync) {
+  constructor(raw: SqliteConnection, walSync: WalSync, writeLock: WriteLock | null) {
     this.#raw = raw;
     this.#walSync = walSync;
-    this.#connection = new DurableSqliteConnection(raw, walSync);
+    this.#connection = new DurableSqliteConnection(raw, walSync, writeLock);
   }
 
   async init(): Promise<void> {}
@@ -134,14 +160,16 @@ class DurableSqliteDriver implements Driver {
 export class DurableSqliteDialect implements Dialect {
   readonly #raw: SqliteConnection;
   readonly #walSync: WalSync;
+  readonly #writeLock: WriteLock | null;
 
-  constructor(raw: SqliteConnection, walSync: WalSync) {
+  constructor(raw: SqliteConnection, walSync: WalSync, writeLock: WriteLock | null = null) {
     this.#raw = raw;
     this.#walSync = walSync;
+    this.#writeLock = writeLock;
   }
 
   createDriver(): Driver {
-    return new DurableSqliteDriver(this.#raw, this.#walSync);
+    return new DurableSqliteDriver(this.#raw, this.#walSync, this.#writeLock);
   }
 
   createQueryCompiler(): QueryCompiler {

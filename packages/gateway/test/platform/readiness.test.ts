@@ -8,7 +8,8 @@
  */
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { STORE_KINDS, startTestGateway, type TestGateway } from '../harness.ts';
+import { STORE_KINDS, createTestDatabase, freePort, gatewayEnvironment, httpRequest, startTestGateway, type TestDatabase, type TestGateway } from '../harness.ts';
+import { killAllTms, startTms, type RunningTms } from '../operator/processes.ts';
 import { waitFor as waitUntil } from '../wait-for.ts';
 
 /** This suite's waits are longer than the shared default. */
@@ -71,5 +72,58 @@ describe.each(STORE_KINDS)('readiness and worker loops (%s)', (kind) => {
       await blocker.end();
     }
     await waitFor(() => target.request('GET', '/readyz'), (response) => response.status === 200, 'readiness to come back');
+  });
+});
+
+/**
+ * `tms start` runs its workers in a second thread (TMS_WORKER_THREAD, default on): the process's
+ * /metrics and /readyz, served by the API's thread, must still see that thread's loops and counts.
+ */
+describe.each(STORE_KINDS)('readiness and metrics of `tms start` with its workers in a thread (%s)', (kind) => {
+  let database: TestDatabase | undefined;
+
+  afterEach(async () => {
+    await killAllTms();
+    await database?.drop();
+    database = undefined;
+  });
+
+  async function startProcess(workerThread: boolean): Promise<{ tms: RunningTms; url: string; env: Record<string, string> }> {
+    database = await createTestDatabase(kind);
+    const port = await freePort();
+    const env = gatewayEnvironment(database, { ...WORKER_ENV, PORT: String(port), TMS_WORKER_THREAD: String(workerThread) });
+    const tms = startTms(['start'], env);
+    await tms.waitForOutput('TMS gateway listening');
+    return { tms, url: `http://127.0.0.1:${port}`, env };
+  }
+
+  it.each([true, false])('with TMS_WORKER_THREAD=%s: every worker loop and the process metrics once each, ready, and a clean SIGTERM', async (workerThread) => {
+    const { tms, url, env } = await startProcess(workerThread);
+    expect((await httpRequest(url, 'GET', '/readyz')).status).toBe(200);
+    const metrics = await httpRequest(url, 'GET', '/metrics', { key: env.TMS_ADMIN_TOKEN });
+    expect(metrics.status).toBe(200);
+    expect([...loopAges(metrics.text).keys()].sort()).toEqual(['dispatch_claims', 'dispatch_reconcile', 'dispatch_sends', 'webhook_claims', 'webhook_deliveries']);
+    const lines = metrics.text.split('\n');
+    expect(lines.filter((line) => line.startsWith('tms_process_process_start_time_seconds '))).toHaveLength(1);
+    expect(lines.filter((line) => line.startsWith('tms_queue_messages{state="queued"} '))).toHaveLength(1);
+    expect(await tms.stop()).toEqual({ code: 0, signal: null });
+  });
+
+  it.runIf(kind === 'postgres')("answers 503 while the workers' thread cannot claim, and ready again once it can", async () => {
+    const { url, env } = await startProcess(true);
+    await waitFor(() => httpRequest(url, 'GET', '/readyz'), (response) => response.status === 200, 'readiness');
+    const blocker = new pg.Client({ connectionString: env.DATABASE_URL });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE messages IN EXCLUSIVE MODE');
+      const stalled = await waitFor(() => httpRequest(url, 'GET', '/readyz'), (response) => response.status !== 200, 'readiness to fail');
+      expect(stalled.status).toBe(503);
+      expect(stalled.body.error).toMatchObject({ type: 'service_unavailable', message: expect.stringContaining('dispatch_claims') });
+    } finally {
+      await blocker.query('ROLLBACK');
+      await blocker.end();
+    }
+    await waitFor(() => httpRequest(url, 'GET', '/readyz'), (response) => response.status === 200, 'readiness to come back');
   });
 });

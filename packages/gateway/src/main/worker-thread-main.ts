@@ -1,0 +1,49 @@
+/**
+ * The workers' thread of `tms start` (see worker-thread.ts): a runtime of its own on the same
+ * store, running only the worker loops, answering its parent's requests for metrics and stop.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import pino from 'pino';
+import { WriteLock } from '../store/write-lock.ts';
+import { LogOutput } from './log-output.ts';
+import { createRuntime } from './runtime.ts';
+import { startService } from './server.ts';
+import type { FromWorkerThread, ToWorkerThread, WorkerThreadData } from './worker-thread.ts';
+
+/** How long stopping waits for queued log lines. */
+const LOG_FLUSH_MS = 2000;
+/** How long the stopped thread waits for its event loop to empty before it ends anyway. */
+const LEFTOVER_HANDLES_GRACE_MS = 1000;
+
+const port = parentPort;
+if (!port) throw new Error('worker-thread-main runs only as a worker thread of `tms start`');
+const data = workerData as WorkerThreadData;
+// Structured cloning turned the master key's Buffer into a plain Uint8Array.
+const config = { ...data.config, masterKey: data.config.masterKey ? Buffer.from(data.config.masterKey) : null };
+const output = new LogOutput();
+const log = pino({ level: config.logLevel }, output).child({ thread: 'workers' });
+const runtime = await createRuntime(config, {
+  log,
+  writeLock: data.writeLockBuffer ? new WriteLock(data.writeLockBuffer) : undefined,
+  processWideMetrics: false,
+});
+const service = await startService(runtime, { api: false, worker: true });
+const post = (message: FromWorkerThread): void => port.postMessage(message);
+
+port.on('message', (message: ToWorkerThread) => {
+  if (message.kind === 'report') {
+    void runtime.metrics.report().then((report) => post({ kind: 'report', id: message.id, report }));
+    return;
+  }
+  void service
+    .stop()
+    .catch((error: unknown) => log.error({ err: error }, "stopping the workers' thread failed"))
+    .then(() => output.flush(LOG_FLUSH_MS))
+    .then(() => {
+      // With the port closed and everything stopped, the thread's event loop empties and it ends;
+      // a timer some library left behind must not keep it (and the process's exit) waiting.
+      port.close();
+      setTimeout(() => process.exit(0), LEFTOVER_HANDLES_GRACE_MS).unref();
+    });
+});
+post({ kind: 'ready' });
