@@ -5,7 +5,7 @@
  * Written once with Kysely for SQLite and PostgreSQL (both support INSERT … ON CONFLICT DO NOTHING
  * RETURNING).
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { compiledOnce } from './compiled-query.ts';
 import type { Transaction } from './database.ts';
 import type { Database, MessageRow, PlatformEventRow, SenderAccountRow, TemplateStatus } from './schema.ts';
@@ -19,7 +19,8 @@ export type EventMessage = Pick<MessageRow, 'id' | 'status'>;
 
 /**
  * The message a delivery event is about, within the sender account's workspace and OA: first by
- * our msg_id (sent to the platform as tracking_id), then by the platform's msg_id.
+ * our msg_id (sent to the platform as tracking_id), then by the platform's msg_id among the sent
+ * messages.
  *
  * Each lookup names only its own key and the workspace and OA are checked here: with them in the
  * WHERE, PostgreSQL planned a table that grew since its last ANALYZE through the (workspace_id,
@@ -30,6 +31,18 @@ const selectEventMessageById = compiledOnce<[string], EventMessage & Pick<Messag
   1,
 );
 
+/**
+ * The sent messages with this platform msg_id. Only a sent message can still be delivered by an
+ * event that does not name it (the index holds only those); a queued or sending one has no platform
+ * msg_id recorded yet.
+ */
+export function sentMessagesByProviderIdQuery(db: Kysely<Database>, providerMsgId: string) {
+  return db.selectFrom('messages').select(['id', 'status', 'workspace_id', 'oa_id']).where('provider_msg_id', '=', providerMsgId)
+    // A literal, so that the planner sees the partial index's condition in the statement itself.
+    .where('status', '=', sql.lit('sent'))
+    .orderBy('id');
+}
+
 export async function findMessageForEvent(
   db: Kysely<Database>,
   where: { workspaceId: string; oaId: string; trackingId: string | null; providerMsgId: string },
@@ -39,12 +52,7 @@ export async function findMessageForEvent(
     const [byId] = await selectEventMessageById(db, where.trackingId);
     if (byId && ours(byId)) return { id: byId.id, status: byId.status };
   }
-  const byProviderId = await db
-    .selectFrom('messages')
-    .select(['id', 'status', 'workspace_id', 'oa_id'])
-    .where('provider_msg_id', '=', where.providerMsgId)
-    .orderBy('id')
-    .execute();
+  const byProviderId = await sentMessagesByProviderIdQuery(db, where.providerMsgId).execute();
   const found = byProviderId.find(ours);
   return found ? { id: found.id, status: found.status } : undefined;
 }

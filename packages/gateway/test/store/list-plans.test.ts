@@ -1,6 +1,7 @@
 /**
  * The message list's query plans: every filter of GET /api/v1/messages (and the console's list,
- * which runs the same query) and the lookup by id must reach their rows through an index that
+ * which runs the same query), the lookup by id and a delivery event's lookup by the platform's
+ * msg_id must reach their rows through an index that
  * the filter narrows, never by reading the whole table or the whole workspace. On a store of a
  * million messages in one workspace, a filter that an index does not serve reads them all
  * (half a second and more); the same filter through its index reads one page.
@@ -19,6 +20,7 @@ import { parseConfig } from '../../src/config/config.ts';
 import { openStore, type Store } from '../../src/store/database.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { findMessageQuery, listMessagesQuery, type MessageFilter, type MessagePageWindow } from '../../src/store/messages.ts';
+import { sentMessagesByProviderIdQuery } from '../../src/store/platform-events.ts';
 import type { Database, MessageRow, MessageStatus } from '../../src/store/schema.ts';
 import { STORE_KINDS, createTestDatabase, gatewayEnvironment, type TestDatabase } from '../harness.ts';
 
@@ -108,6 +110,13 @@ const READS: PlannedRead[] = [
     searchedBy: ['id'],
     ordered: false,
   },
+  {
+    // A delivery event that does not name our msg_id, once per such event.
+    name: 'a sent message by the platform msg_id',
+    compile: (db) => sentMessagesByProviderIdQuery(db, `p${WORKSPACE}5`).compile(),
+    searchedBy: ['provider_msg_id'],
+    ordered: false,
+  },
 ];
 
 /** How one statement reads the messages table: each search with its condition, and whether it sorts all it read. */
@@ -122,7 +131,7 @@ interface PlanReading {
   text: string;
 }
 
-const COLUMNS = ['workspace_id', 'id', 'status', 'tracking_id', 'phone', 'template_id', 'oa_id', 'created_at'];
+const COLUMNS = ['workspace_id', 'id', 'status', 'tracking_id', 'phone', 'template_id', 'oa_id', 'created_at', 'provider_msg_id'];
 const columnsIn = (condition: string) => COLUMNS.filter((column) => new RegExp(`\\b${column}\\b`).test(condition));
 
 async function explainSqlite(db: Kysely<Database>, query: CompiledQuery): Promise<PlanReading> {
