@@ -39,6 +39,7 @@ export const TMS_ERROR_TYPES = [
   'sender_account_not_found',
   'workspace_not_found',
   'api_key_not_found',
+  'operator_token_not_found',
   'webhook_delivery_not_found',
   'request_timeout',
   'message_not_queued',

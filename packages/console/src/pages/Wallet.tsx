@@ -8,7 +8,7 @@ import { useI18n, type MessageKey } from '../i18n/index.tsx';
 import { useApi } from '../use-api.ts';
 
 const LIMIT = 50;
-const KIND_KEYS: Record<string, MessageKey> = { top_up: 'wallet.kind.top_up', charge: 'wallet.kind.charge', refund: 'wallet.kind.refund' };
+const KIND_KEYS: Record<string, MessageKey> = { top_up: 'wallet.kind.top_up', charge: 'wallet.kind.charge', refund: 'wallet.kind.refund', adjustment: 'wallet.kind.adjustment' };
 
 export function WalletPage() {
   const { t, language } = useI18n();

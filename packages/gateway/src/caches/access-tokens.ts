@@ -13,6 +13,7 @@ import {
 } from '../store/sender-account-tokens.ts';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
+import { masterKeyRing } from '../config/master-key.ts';
 import type { Store } from '../store/database.ts';
 
 /**
@@ -129,16 +130,17 @@ export class AccessTokens {
     return expiresAt !== null && expiresAt - this.refreshMarginMs > this.deps.clock();
   }
 
-  private masterKey(): Buffer {
-    const key = this.deps.config.masterKey;
-    if (!key) throw new Error('TMS_MASTER_KEY is not configured: sender account tokens cannot be read');
-    return key;
+  /** The current key first (it encrypts), then the previous one during a rotation (read only). */
+  private masterKeys(): readonly Buffer[] {
+    const keys = masterKeyRing(this.deps.config);
+    if (!keys) throw new Error('TMS_MASTER_KEY is not configured: sender account tokens cannot be read');
+    return keys;
   }
 
   /** The row's access token if it can be used as it is. */
   private usableStoredToken(row: TokenState): CachedToken | null {
     if (row.encrypted_access_token === null || !this.isFresh(row.access_token_expires_at)) return null;
-    const token = decryptSecret(row.encrypted_access_token, this.masterKey());
+    const token = decryptSecret(row.encrypted_access_token, this.masterKeys());
     if (this.rejected.get(row.oa_id) === token) return null;
     // A token that cannot travel as a header is no token: refresh instead of failing every call.
     if (headerValueProblem(token) !== null) return null;
@@ -196,7 +198,7 @@ export class AccessTokens {
    */
   private async refresh(row: TokenState, leaseUntil: number): Promise<string | null> {
     const { db } = this.deps.store;
-    const key = this.masterKey();
+    const key = this.masterKeys();
     const oaId = row.oa_id;
     const startedAt = this.deps.clock();
     let answer: ZnsResult<TokenPair>;
@@ -258,7 +260,7 @@ export class AccessTokens {
   }
 
   private async storeAndUse(oaId: string, pair: TokenPair, startedAt: number): Promise<string> {
-    const key = this.masterKey();
+    const key = this.masterKeys();
     const tokens = {
       encryptedRefreshToken: encryptSecret(pair.refreshToken, key),
       encryptedAccessToken: encryptSecret(pair.accessToken, key),

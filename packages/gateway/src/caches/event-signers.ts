@@ -5,7 +5,7 @@
  * time (an event refused meanwhile is retried by the platform). Unknown accounts and accounts
  * without a secret are not cached, so one connected just now is found at once.
  */
-import { decryptSecret } from '../lib/crypto.ts';
+import { decryptSecret, type SecretKeys } from '../lib/crypto.ts';
 import { TtlCache } from '../lib/ttl-cache.ts';
 import type { Store } from '../store/database.ts';
 import { findSenderAccountByOaId } from '../store/platform-events.ts';
@@ -24,7 +24,7 @@ export class EventSigners {
 
   constructor(
     private readonly store: Store,
-    private readonly masterKey: Buffer | null,
+    private readonly masterKey: SecretKeys | null,
     cacheMs: number,
     clock: () => number,
   ) {

@@ -6,17 +6,26 @@ import { presentActivityForOperator } from '../http/presenters/console-activity.
 import { presentInvitation, presentTeamForOperator } from '../http/presenters/console-team.ts';
 import { presentSenderAccount, presentSenderAccountList } from '../http/presenters/sender-accounts.ts';
 import { presentDeliveryList, presentDeliveryWithLog, presentFailedRedelivery } from '../http/presenters/webhook-deliveries.ts';
-import { presentTopUp, presentWallet, presentWorkspace, presentWorkspaceList } from '../http/presenters/workspaces.ts';
+import { presentAuditPage, presentCreatedOperatorToken, presentOperatorToken, presentOperatorTokenList } from '../http/presenters/operators.ts';
+import { presentOperatorMessage, presentOperatorMessageList, presentWorkspaceQuota } from '../http/presenters/support.ts';
+import { presentBalanceChange, presentWallet, presentWorkspace, presentWorkspaceList } from '../http/presenters/workspaces.ts';
+import { runBackupCommand } from './backup-command.ts';
 import { changeApiKey, createApiKey, listApiKeys } from '../services/admin/api-keys.ts';
-import { connectSenderAccount, listSenderAccounts, type ConnectSenderAccountInput } from '../services/admin/sender-accounts.ts';
+import { connectSenderAccount, disconnectSenderAccount, listSenderAccounts, reconnectSenderAccount, type ConnectSenderAccountInput } from '../services/admin/sender-accounts.ts';
+import { runMasterKeyRotation } from '../services/admin/rotate-master-key.ts';
 import { listWorkspaceTemplates, registerTemplate, type RegisterTemplateInput } from '../services/admin/templates.ts';
-import { readWallet, topUp } from '../services/admin/wallets.ts';
+import { findMessageAnywhere, readWorkspaceQuota, searchMessages } from '../services/admin/support.ts';
+import { adjustWallet, readWallet, topUp } from '../services/admin/wallets.ts';
 import { changeWorkspace, createWorkspace, getWorkspace, listWorkspaces } from '../services/admin/workspaces.ts';
+import { purgeWorkspacePersonalData } from '../services/admin/personal-data.ts';
+import { presentPersonalDataPurge } from '../http/presenters/personal-data.ts';
 import { SCOPES, type Scope } from '../services/authentication.ts';
 import { readWorkspaceActivity } from '../services/console/activity.ts';
 import { CONSOLE_ROLES, inviteConsoleUser, listTeam } from '../services/console/users.ts';
 import type { Context, OperatorCaller } from '../services/context.ts';
 import { badRequest } from '../services/errors.ts';
+import { listOperatorAudit } from '../services/audit.ts';
+import { createOperatorToken, listOperatorTokens, revokeOperatorToken } from '../services/operator-tokens.ts';
 import { syncTemplates } from '../services/template-sync.ts';
 import { getWebhookDelivery, listWebhookDeliveries, redeliverFailedWebhooks, redeliverWebhook } from '../services/webhook-deliveries.ts';
 import { TEMPLATE_STATUSES, type ConsoleRole, type TemplateStatus } from '../services/vocabulary.ts';
@@ -26,21 +35,35 @@ export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
   workspaces create --name NAME [--message-cap N]
   workspaces list | show ID | suspend ID | resume ID
   workspaces set-cap ID (N | none)
+  workspaces purge-personal-data WORKSPACE_ID [--phone PHONE] [--before TIME]
+              (erases phones and template data of its finished messages now: a data subject's request
+              or the end of a contract; only PHONE's, only those created before TIME when given)
   wallet top-up WORKSPACE_ID AMOUNT_VND [--note TEXT]
+  wallet credit WORKSPACE_ID AMOUNT_VND --reason TEXT
+  wallet debit WORKSPACE_ID AMOUNT_VND --reason TEXT
+              (a correction, with its reason in the ledger; a debit never takes the balance below 0)
   wallet show WORKSPACE_ID [--limit N]
   keys create WORKSPACE_ID --scopes messages:send,messages:read,templates:read [--name NAME]
               [--webhook-url URL] [--rate-limit PER_SECOND]
   keys list WORKSPACE_ID | revoke KEY_ID
   keys set-webhook KEY_ID (URL | none)
   sender-accounts connect WORKSPACE_ID --oa-id ID --name NAME --daily-quota N --app-id ID
-              --app-secret SECRET --refresh-token TOKEN [--oa-secret-key KEY] [--default-mode plain|hashphone]
-              [--rsa-public-key-file FILE]
+              --secrets-file FILE [--default-mode plain|hashphone] [--rsa-public-key-file FILE]
+              (FILE, or - for standard input: JSON with app_secret, refresh_token and optionally
+              oa_secret_key; --app-secret, --refresh-token and --oa-secret-key also work, but any
+              user of the machine can read command-line arguments in ps)
+  sender-accounts disconnect WORKSPACE_ID OA_ID   (new sends refused; queued ones fail with a refund)
+  sender-accounts reconnect WORKSPACE_ID OA_ID    (a disconnected account, with the credentials it has)
   sender-accounts list WORKSPACE_ID
   templates register WORKSPACE_ID --file TEMPLATE.json
               (fields: template_id, name, status, template_type, oa_id, preview_url, price, params)
   templates list WORKSPACE_ID
   templates sync WORKSPACE_ID [--oa-id ID]
               (from the platform: every connected sender account, or the one given)
+  messages show MSG_ID                        (in whichever workspace it is)
+  messages find (--tracking-id ID | --phone PHONE) [--workspace ID] [--limit N]
+              (newest first; every workspace unless --workspace)
+  quota WORKSPACE_ID [--oa-id ID]             (today's quota per sender account, as the workspace sees it)
   webhooks list [--workspace ID] [--status pending|delivered|failed|cancelled] [--since TIME]
               [--until TIME] [--limit N]        (delivery-report webhooks, newest first)
   webhooks show DELIVERY_ID                   (the body sent and the attempt log)
@@ -50,14 +73,26 @@ export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
   users invite WORKSPACE_ID --email ADDRESS --role owner|developer|viewer
               (a console user; prints the one-time link to set a password, valid TMS_CONSOLE_INVITATION_HOURS)
   users list WORKSPACE_ID
+  rotate-master-key [--generate-key | --forget-previous]
+              (re-encrypts every stored secret under TMS_MASTER_KEY, reading it under TMS_MASTER_KEY_PREVIOUS
+              too; safe to repeat. Embedded key in secrets.json: --generate-key stages a new one first,
+              --forget-previous drops the old one last. See the README, Rotating the master key)
+  operators create --name NAME                (a named operator token, shown once; TMS_ADMIN_TOKEN stays the bootstrap)
+  operators list | revoke TOKEN_ID
+  audit [--workspace ID] [--limit N] [--offset N]
+              (every operator and console change: who, what, when, before and after; newest first)
   activity WORKSPACE_ID [--limit N] [--offset N]
-              (the workspace's activity log: changes made in the console or by the operator, newest first)`;
+              (the workspace's activity log: changes made in the console or by the operator, newest first)
+  backup FILE [--force]
+              (SQLite: a consistent copy of the database while the service runs, mode 0600; an existing
+              FILE is refused unless --force. PostgreSQL: use pg_dump or PITR, see docs/operations.md)`;
 
 const OPTIONS = {
   json: { type: 'boolean' },
   name: { type: 'string' },
   'message-cap': { type: 'string' },
   note: { type: 'string' },
+  reason: { type: 'string' },
   limit: { type: 'string' },
   scopes: { type: 'string' },
   'webhook-url': { type: 'string' },
@@ -70,6 +105,7 @@ const OPTIONS = {
   'oa-secret-key': { type: 'string' },
   'default-mode': { type: 'string' },
   'rsa-public-key-file': { type: 'string' },
+  'secrets-file': { type: 'string' },
   file: { type: 'string' },
   workspace: { type: 'string' },
   status: { type: 'string' },
@@ -78,6 +114,12 @@ const OPTIONS = {
   email: { type: 'string' },
   role: { type: 'string' },
   offset: { type: 'string' },
+  'tracking-id': { type: 'string' },
+  phone: { type: 'string' },
+  before: { type: 'string' },
+  'generate-key': { type: 'boolean' },
+  'forget-previous': { type: 'boolean' },
+  force: { type: 'boolean' },
 } as const;
 
 type Values = Partial<Record<keyof typeof OPTIONS, string | boolean>>;
@@ -133,6 +175,40 @@ function parseTemplateFile(file: string): Omit<RegisterTemplateInput, never> {
   return { ...input, params: input.params.map((param) => ({ ...param, type: param.type ?? 'STRING' })) };
 }
 
+/** The secrets of a sender account, from one place only. */
+type SenderAccountSecrets = Pick<ConnectSenderAccountInput, 'app_secret' | 'refresh_token' | 'oa_secret_key'>;
+
+/**
+ * A sender account's secrets: from --secrets-file (a JSON file, or - for standard input), where
+ * no other user of the machine can read them, or from the command-line flags.
+ */
+function readSenderAccountSecrets(values: Values): SenderAccountSecrets {
+  const file = optional(values, 'secrets-file');
+  if (file === undefined) {
+    return { app_secret: required(values, 'app-secret'), refresh_token: required(values, 'refresh-token'), oa_secret_key: optional(values, 'oa-secret-key') ?? null };
+  }
+  if (values['app-secret'] !== undefined || values['refresh-token'] !== undefined || values['oa-secret-key'] !== undefined) {
+    throw badRequest('give the secrets either in --secrets-file or as flags, not both');
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file === '-' ? 0 : file, 'utf8'));
+  } catch (error) {
+    throw badRequest(`--secrets-file ${file === '-' ? '(standard input)' : file}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const fields = (parsed ?? {}) as Record<string, unknown>;
+  const text = (name: string, isRequired: boolean): string | null => {
+    const value = fields[name];
+    if (typeof value === 'string' && value !== '') return value;
+    if (value === undefined || value === null) {
+      if (isRequired) throw badRequest(`--secrets-file needs ${name}`);
+      return null;
+    }
+    throw badRequest(`--secrets-file: ${name} must be a non-empty string`);
+  };
+  return { app_secret: text('app_secret', true)!, refresh_token: text('refresh_token', true)!, oa_secret_key: text('oa_secret_key', false) };
+}
+
 /**
  * Runs one `tms admin` verb through the same verbs as /admin/v1, and answers what /admin/v1 would
  * (the same presenters), for --json and the human format alike.
@@ -161,6 +237,20 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
     if (input.limit !== undefined && (input.limit < 1 || input.limit > 200)) throw badRequest('--limit must be 1 to 200');
     return presentActivityForOperator(await readWorkspaceActivity({ ctx, input }));
   }
+  if (resource === 'audit') {
+    const input = {
+      workspaceId: optional(values, 'workspace'),
+      limit: values.limit ? wholeNumber(optional(values, 'limit'), '--limit') : undefined,
+      offset: values.offset ? wholeNumber(optional(values, 'offset'), '--offset') : undefined,
+    };
+    if (input.limit !== undefined && (input.limit < 1 || input.limit > 500)) throw badRequest('--limit must be 1 to 500');
+    return presentAuditPage(await listOperatorAudit({ ctx, input }));
+  }
+  // `quota WORKSPACE_ID` has no verb either: reading it is all there is.
+  if (resource === 'quota') {
+    const workspaceId = positional(positionals, 1, 'workspace id');
+    return presentWorkspaceQuota(workspaceId, await readWorkspaceQuota({ ctx, input: { workspaceId, oa_id: optional(values, 'oa-id') } }));
+  }
   const command = `${resource ?? ''} ${verb ?? ''}`;
   switch (command) {
     case 'workspaces create': {
@@ -178,6 +268,10 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
       return presentWorkspace(await changeWorkspace({ ctx, input: { id: positional(args, 0, 'workspace id'), status: 'suspended' } }));
     case 'workspaces resume':
       return presentWorkspace(await changeWorkspace({ ctx, input: { id: positional(args, 0, 'workspace id'), status: 'active' } }));
+    case 'workspaces purge-personal-data': {
+      const input = { workspaceId: positional(args, 0, 'workspace id'), phone: optional(values, 'phone'), before: optional(values, 'before') };
+      return presentPersonalDataPurge(await purgeWorkspacePersonalData({ ctx, input }));
+    }
     case 'workspaces set-cap': {
       const cap = positional(args, 1, 'cap (a number or none)');
       const input = { id: positional(args, 0, 'workspace id'), message_cap: cap === 'none' ? null : wholeNumber(cap, 'cap') };
@@ -189,7 +283,13 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
         amount: wholeNumber(positional(args, 1, 'amount'), 'amount'),
         note: typeof values.note === 'string' ? values.note : undefined,
       };
-      return presentTopUp(await topUp({ ctx, input }));
+      return presentBalanceChange(await topUp({ ctx, input }));
+    }
+    case 'wallet credit':
+    case 'wallet debit': {
+      const amount = wholeNumber(positional(args, 1, 'amount'), 'amount');
+      const input = { workspaceId: positional(args, 0, 'workspace id'), amount: verb === 'debit' ? -amount : amount, reason: required(values, 'reason') };
+      return presentBalanceChange(await adjustWallet({ ctx, input }));
     }
     case 'wallet show': {
       const input = { workspaceId: positional(args, 0, 'workspace id'), limit: values.limit ? wholeNumber(values.limit, '--limit') : undefined };
@@ -224,12 +324,15 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
         default_mode: mode,
         daily_quota: wholeNumber(required(values, 'daily-quota'), '--daily-quota'),
         app_id: required(values, 'app-id'),
-        app_secret: required(values, 'app-secret'),
-        refresh_token: required(values, 'refresh-token'),
-        oa_secret_key: typeof values['oa-secret-key'] === 'string' ? values['oa-secret-key'] : null,
+        ...readSenderAccountSecrets(values),
         rsa_public_key: typeof keyFile === 'string' ? readFileSync(keyFile, 'utf8').trim() : null,
       };
       return presentSenderAccount(await connectSenderAccount({ ctx, input }));
+    }
+    case 'sender-accounts disconnect':
+    case 'sender-accounts reconnect': {
+      const input = { workspaceId: positional(args, 0, 'workspace id'), oaId: positional(args, 1, 'oa id') };
+      return presentSenderAccount(verb === 'disconnect' ? await disconnectSenderAccount({ ctx, input }) : await reconnectSenderAccount({ ctx, input }));
     }
     case 'sender-accounts list':
       return presentSenderAccountList(await listSenderAccounts({ ctx, input: { workspaceId: positional(args, 0, 'workspace id') } }));
@@ -244,6 +347,23 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
       const workspaceId = positional(args, 0, 'workspace id');
       const oaId = values['oa-id'] === undefined ? undefined : required(values, 'oa-id');
       return presentTemplateSync(workspaceId, await syncTemplates({ ctx, input: { workspaceId, oaId } }));
+    }
+    case 'operators create':
+      return presentCreatedOperatorToken(await createOperatorToken({ ctx, input: { name: required(values, 'name') } }));
+    case 'operators list':
+      return presentOperatorTokenList(await listOperatorTokens({ ctx, input: {} }));
+    case 'operators revoke':
+      return presentOperatorToken(await revokeOperatorToken({ ctx, input: { id: positional(args, 0, 'operator token id') } }));
+    case 'messages show':
+      return presentOperatorMessage(await findMessageAnywhere({ ctx, input: { id: positional(args, 0, 'msg_id') } }));
+    case 'messages find': {
+      const input = {
+        workspaceId: optional(values, 'workspace'),
+        trackingId: optional(values, 'tracking-id'),
+        phone: optional(values, 'phone'),
+        limit: values.limit ? wholeNumber(optional(values, 'limit'), '--limit') : undefined,
+      };
+      return presentOperatorMessageList(await searchMessages({ ctx, input }));
     }
     case 'webhooks list': {
       const input = {
@@ -267,8 +387,14 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
       const input = { workspaceId: positional(args, 0, 'workspace id'), email: required(values, 'email'), role: parseRole(required(values, 'role')), origin: listenOrigin(ctx) };
       return presentInvitation(await inviteConsoleUser({ ctx, input }));
     }
+    // `rotate-master-key` has no verb: its steps are flags.
+    case 'rotate-master-key ':
+      return runMasterKeyRotation({ ctx, input: { generateKey: values['generate-key'] === true, forgetPrevious: values['forget-previous'] === true } });
     case 'users list':
       return presentTeamForOperator(await listTeam({ ctx, input: { workspaceId: positional(args, 0, 'workspace id') } }));
+    // `backup FILE` has no verb: the file takes its place.
+    case `backup ${verb ?? ''}`:
+      return runBackupCommand(ctx, verb, values.force === true);
     default:
       throw badRequest(`unknown command "tms admin ${command.trim()}"\n\n${ADMIN_USAGE}`);
   }

@@ -19,6 +19,10 @@ export interface Config {
   /** Null in embedded mode until resolved from the data directory (see secrets.ts). */
   readonly adminToken: string | null;
   readonly masterKey: Buffer | null;
+  /** During a rotation: a key secrets are still read under, never encrypted with. */
+  readonly previousMasterKey: Buffer | null;
+  /** The secrets file the master key was read from (embedded mode without TMS_MASTER_KEY), else null. */
+  readonly masterKeyFile: string | null;
   readonly rateLimit: { readonly perSecond: number; readonly burst: number };
   /** How long an API key lookup is cached; revocation must reach every node within 5 s. */
   readonly authCacheMs: number;
@@ -50,6 +54,8 @@ export interface Config {
   readonly templateSyncMs: number;
   /** When a sent message's delivery event counts as overdue and the platform's status endpoint is asked; 0 disables. */
   readonly deliveryCheckAfterMs: number;
+  /** Days after a message finished before its phone and template data are erased; 0 keeps them forever. */
+  readonly messageRetentionDays: number;
   /**
    * The platform's daily quota per sender account (GET /quota, batch acceptance): how long a lookup
    * is cached in each process (0: never ask the platform, use the configured daily_quota), and how
@@ -113,6 +119,8 @@ export function parseConfig(env: Environment = process.env): Config {
     port: values.PORT,
     adminToken: values.TMS_ADMIN_TOKEN,
     masterKey: values.TMS_MASTER_KEY,
+    previousMasterKey: values.TMS_MASTER_KEY_PREVIOUS,
+    masterKeyFile: null,
     rateLimit: Object.freeze({ perSecond: values.TMS_RATE_LIMIT_PER_SECOND, burst: values.TMS_RATE_LIMIT_BURST }),
     authCacheMs: values.TMS_AUTH_CACHE_MS,
     logLevel: values.TMS_LOG_LEVEL,
@@ -153,6 +161,7 @@ export function parseConfig(env: Environment = process.env): Config {
     }),
     templateSyncMs: values.TMS_TEMPLATE_SYNC_MS,
     deliveryCheckAfterMs: values.TMS_DELIVERY_CHECK_AFTER_MS,
+    messageRetentionDays: values.TMS_MESSAGE_RETENTION_DAYS,
     platformQuota: Object.freeze({ cacheMs: values.TMS_PLATFORM_QUOTA_CACHE_MS, retryMs: values.TMS_PLATFORM_QUOTA_RETRY_MS }),
     console: Object.freeze({
       publicUrl: values.TMS_PUBLIC_URL === '' ? null : values.TMS_PUBLIC_URL,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { ConfigError, type Config, parseMasterKey } from './config.ts';
 
 export interface ResolvedSecrets {
@@ -15,6 +15,8 @@ export interface ResolvedSecrets {
 interface SecretsFile {
   adminToken: string;
   masterKey: string;
+  /** During a rotation: the key secrets may still be under (read, never used to encrypt). */
+  previousMasterKey?: string;
 }
 
 /**
@@ -46,6 +48,9 @@ export function resolveSecrets(config: Config): ResolvedSecrets {
       ...config,
       adminToken: config.adminToken ?? stored.adminToken ?? null,
       masterKey: config.masterKey ?? parseMasterKey(stored.masterKey ?? '', `masterKey in ${file}`),
+      // The file's previous key belongs to the file's key: beside a key from the environment it means nothing.
+      previousMasterKey: config.previousMasterKey ?? (config.masterKey || !stored.previousMasterKey ? null : parseMasterKey(stored.previousMasterKey, `previousMasterKey in ${file}`)),
+      masterKeyFile: config.masterKey ? null : file,
     }),
     generated,
     file,
@@ -72,11 +77,11 @@ function storeSecrets(file: string, secrets: Partial<SecretsFile>, replace: bool
   const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   writeFileSync(temporary, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
   try {
-    if (replace) {
-      renameSync(temporary, file);
-      return secrets;
-    }
-    linkSync(temporary, file);
+    // The file holds the only copy of a generated master key: on disk before it replaces anything.
+    syncToDisk(temporary);
+    if (replace) renameSync(temporary, file);
+    else linkSync(temporary, file);
+    syncToDisk(dirname(file));
     return secrets;
   } catch (error) {
     if ((error as { code?: string }).code !== 'EEXIST') throw error;
@@ -84,4 +89,53 @@ function storeSecrets(file: string, secrets: Partial<SecretsFile>, replace: bool
   } finally {
     rmSync(temporary, { force: true });
   }
+}
+
+function syncToDisk(path: string): void {
+  const descriptor = openSync(path, 'r');
+  try {
+    fsyncSync(descriptor);
+  } finally {
+    closeSync(descriptor);
+  }
+}
+
+/** The two keys of the secrets file once a new one is staged. */
+export interface StagedMasterKey {
+  readonly masterKey: Buffer;
+  readonly previousMasterKey: Buffer;
+}
+
+/**
+ * Embedded rotation, first step: a new master key replaces the file's, and the old one stays as
+ * previousMasterKey, in one atomic replacement of the file. Processes read the file at start, so
+ * they use the new key from their next start on. Refused while a previous key is still there: that
+ * rotation is not finished, and its key must not be dropped unseen.
+ */
+export function stageNewMasterKey(file: string): StagedMasterKey {
+  const stored = readSecretsFile(file);
+  if (!stored.masterKey) throw new ConfigError(file, 'holds no masterKey: there is no key to rotate');
+  if (stored.previousMasterKey) {
+    throw new ConfigError(file, 'already holds a previousMasterKey: a rotation is under way. Finish it (restart, `tms admin rotate-master-key`, then `--forget-previous`) before starting another');
+  }
+  const previousMasterKey = parseMasterKey(stored.masterKey, `masterKey in ${file}`);
+  const masterKey = randomBytes(32);
+  storeSecrets(file, { ...stored, masterKey: masterKey.toString('hex'), previousMasterKey: stored.masterKey }, true);
+  return { masterKey, previousMasterKey };
+}
+
+/**
+ * Embedded rotation, last step: removes previousMasterKey from the file (atomically), provided the
+ * file's current key is still `expectedMasterKey` (the one every secret was just checked against).
+ * Returns whether there was a previous key to remove.
+ */
+export function forgetPreviousMasterKey(file: string, expectedMasterKey: Buffer): boolean {
+  const stored = readSecretsFile(file);
+  if (!stored.masterKey || !parseMasterKey(stored.masterKey, `masterKey in ${file}`).equals(expectedMasterKey)) {
+    throw new ConfigError(file, 'holds another masterKey than this command started with; run the command again');
+  }
+  if (!stored.previousMasterKey) return false;
+  const { previousMasterKey: _dropped, ...rest } = stored;
+  storeSecrets(file, rest, true);
+  return true;
 }

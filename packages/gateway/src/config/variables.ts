@@ -31,19 +31,25 @@ export const CONFIG_VARIABLES = {
     kind: 'secretToken',
     minLength: 16,
     whenUnset: 'generated (embedded)',
-    meaning: 'Bearer token of the operator API `/admin/v1`',
+    meaning: 'The bootstrap operator token (`/admin/v1`, `/metrics`); give each person and automation a named token (`tms admin operators create`)',
   },
   TMS_MASTER_KEY: {
     kind: 'masterKey',
     whenUnset: 'generated (embedded)',
     meaning: 'Encrypts API keys and ZNS secrets at rest (AES-256-GCM). Keep it: without it stored secrets cannot be read',
   },
+  TMS_MASTER_KEY_PREVIOUS: {
+    kind: 'masterKey',
+    whenUnset: 'unset (embedded: `previousMasterKey` in `secrets.json`, if any)',
+    meaning:
+      'During a master key rotation only: a second key that stored secrets may be encrypted under. Secrets are read under either key, and encrypted only under `TMS_MASTER_KEY` (see *Rotating the master key*)',
+  },
   TMS_RATE_LIMIT_PER_SECOND: {
     kind: 'integer',
     default: 50,
     min: 1,
     max: 1_000_000,
-    meaning: 'Requests per second per API key (per process). The operator can set a key\'s own limit',
+    meaning: 'Requests per second per API key, per process (N API processes allow N times this). The operator can set a key\'s own limit',
   },
   TMS_RATE_LIMIT_BURST: { kind: 'integer', default: 100, min: 1, max: 1_000_000, meaning: 'Bucket size: requests a key may send at once' },
   TMS_AUTH_CACHE_MS: {
@@ -84,7 +90,7 @@ export const CONFIG_VARIABLES = {
     kind: 'boolean',
     default: false,
     defaultNote: '`true` under `npm start` with the simulator',
-    meaning: 'Allow webhook URLs that point at private, loopback or link-local addresses (development, tests)',
+    meaning: 'Allow webhook URLs that point at private, loopback, link-local or other non-public (reserved, documentation) addresses (development, tests)',
   },
   TMS_WEBHOOK_RETRY_DELAYS_MS: {
     kind: 'millisecondList',
@@ -131,6 +137,14 @@ export const CONFIG_VARIABLES = {
     max: 3650,
     meaning:
       'Finished delivery reports (delivered, failed, cancelled) and their attempt logs are deleted after this many days (checked hourly by every worker); pending ones are kept. A failed report can be redelivered until then',
+  },
+  TMS_MESSAGE_RETENTION_DAYS: {
+    kind: 'integer',
+    default: 90,
+    min: 0,
+    max: 3650,
+    meaning:
+      'Recipients\' personal data (phone, RSA ciphertext, template data) is erased from messages this many days after they finished (delivered, failed, or sent with no delivery report), checked hourly by every worker; the record itself (ids, status, times, price) stays. Queued and sending messages are never touched. `0` keeps it forever (see *Personal data and retention*)',
   },
   TMS_PUBLIC_URL: {
     kind: 'httpUrl',

@@ -5,19 +5,23 @@ import type { Logger } from 'pino';
 import { createContext, type ServiceParts } from '../services/context.ts';
 import { registerClosing } from './plugins/closing.ts';
 import { registerErrorHandling } from './plugins/errors.ts';
-import { requireAdmin } from './plugins/guards.ts';
+import { requireOperator } from './plugins/guards.ts';
 import { registerJsonBody } from './plugins/json-body.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
 import { MAX_PARAM_LENGTH, answerFrameworkError, clientErrorAnswerer, registerProtocolChecks } from './plugins/protocol-errors.ts';
 import { RateLimiter } from './plugins/rate-limit.ts';
 import { generateRequestId, registerRequestId } from './plugins/request-id.ts';
+import { registerRequestMetrics } from './plugins/request-metrics.ts';
 import { registerResponseHeaders } from './plugins/response-headers.ts';
 import type { App, RouteDependencies } from './route-support.ts';
 import { registerConsole } from './console/register.ts';
 import { registerAdminApiKeys } from './routes/admin/api-keys.ts';
 import { registerAdminCatalog } from './routes/admin/catalog.ts';
 import { registerAdminUsers } from './routes/admin/users.ts';
+import { registerAdminPersonalData } from './routes/admin/personal-data.ts';
 import { registerAdminWebhookDeliveries } from './routes/admin/webhook-deliveries.ts';
+import { registerAdminOperators } from './routes/admin/operators.ts';
+import { registerAdminSupport } from './routes/admin/support.ts';
 import { registerAdminWorkspaces } from './routes/admin/workspaces.ts';
 import { registerHealth } from './routes/health.ts';
 import { registerMetrics } from './routes/metrics.ts';
@@ -44,6 +48,12 @@ export interface AppParts {
   /** The process's parts: routes reach them only through the contexts of verbs. */
   services: ServiceParts;
   logger: Logger;
+}
+
+/** What every route reaches the process through: its configuration, the API keys' rate limits, contexts for verbs. */
+export function routeDependenciesOf(parts: AppParts): RouteDependencies {
+  const { config, clock } = parts.services;
+  return { config, limiter: new RateLimiter(config.rateLimit, clock), contextFor: (caller, log) => createContext(parts.services, caller, log) };
 }
 
 export async function buildApp(parts: AppParts): Promise<App> {
@@ -79,13 +89,9 @@ export async function buildApp(parts: AppParts): Promise<App> {
   registerRequestId(app);
   registerClosing(app);
   registerResponseHeaders(app);
-  await registerOpenApi(app, { adminToken: config.adminToken, webhooks: config.webhooks });
-
-  const route: RouteDependencies = {
-    config,
-    limiter: new RateLimiter(config.rateLimit, parts.services.clock),
-    contextFor: (caller, log) => createContext(parts.services, caller, log),
-  };
+  registerRequestMetrics(app, parts.services.metrics.http);
+  const route = routeDependenciesOf(parts);
+  await registerOpenApi(app, { requireOperator: requireOperator(route), webhooks: config.webhooks });
   registerHealth(app, route);
   registerMetrics(app, route);
   registerSendMessage(app, route);
@@ -101,15 +107,16 @@ export async function buildApp(parts: AppParts): Promise<App> {
   registerConsole(app, route);
 
   await app.register(async (operator) => {
-    const adminToken = config.adminToken;
-    if (!adminToken) throw new Error('the operator API needs an admin token');
-    operator.addHook('onRequest', requireAdmin(adminToken));
+    operator.addHook('onRequest', requireOperator(route));
     const scoped = operator as unknown as App;
     registerAdminWorkspaces(scoped, route);
     registerAdminApiKeys(scoped, route);
     registerAdminCatalog(scoped, route);
     registerAdminWebhookDeliveries(scoped, route);
+    registerAdminSupport(scoped, route);
+    registerAdminOperators(scoped, route);
     registerAdminUsers(scoped, route);
+    registerAdminPersonalData(scoped, route);
   });
   return app;
 }

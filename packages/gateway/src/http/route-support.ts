@@ -33,7 +33,7 @@ export function consoleContextOf(request: FastifyRequest, route: RouteDependenci
 
 /** The context of an /admin/v1 request (its guard checked the operator token). */
 export function operatorContextOf(request: FastifyRequest, route: RouteDependencies): Context<OperatorCaller> {
-  return route.contextFor(OPERATOR, requestLog(request));
+  return route.contextFor(request.operator ?? OPERATOR, requestLog(request));
 }
 
 /** Where this request reached the service (scheme and host), e.g. for links when TMS_PUBLIC_URL is unset. */

@@ -55,7 +55,10 @@ export function deliveryReportBody(message: DeliveredMessage, deliveredAt: numbe
  * events for one message, the first delivers it and the second finds it delivered.
  */
 export async function applyDeliveryEvents(trx: Transaction, events: readonly DeliveryEvent[], now: number): Promise<DeliveryEventResult[]> {
-  const keyOf = (event: DeliveryEvent) => `${DELIVERY_EVENT_NAME}:${event.platformMsgId}`;
+  // One row per message and platform msg_id. Led by our message id, which grows with time, the
+  // key's index takes new events on its last pages; led by the platform's random msg_id, each event
+  // went to a page of its own, and every such page is written again at each commit.
+  const keyOf = (event: DeliveryEvent) => `${DELIVERY_EVENT_NAME}:${event.messageId}:${event.platformMsgId}`;
   const recorded = await recordDeliveryEvents(
     trx,
     events.map((event) => ({ event_key: keyOf(event), event_name: DELIVERY_EVENT_NAME, oa_id: event.oaId, message_id: event.messageId, received_at: event.now })),

@@ -1,6 +1,8 @@
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { Store } from '../store/database.ts';
 import { readQueueStats } from '../store/queue-stats.ts';
+import { registerAccountGauges } from './account-metrics.ts';
+import { HttpMetrics } from './http-metrics.ts';
 import { LoopHealth, type LoopStatus } from './loop-health.ts';
 import { WebhookMetrics } from './webhook-metrics.ts';
 
@@ -41,12 +43,15 @@ export class Metrics {
   readonly webhooks: WebhookMetrics;
   /** Whether the worker loops of this process make progress (readiness, and a gauge of their age). */
   readonly loops: LoopHealth;
+  /** HTTP requests per route and status class. */
+  readonly http: HttpMetrics;
 
   /** `processWide: false` in a thread whose metrics another thread of the process serves. */
   constructor(store: Store, clock: () => number, options: { processWide: boolean } = { processWide: true }) {
     const processWide = options.processWide ? new Registry() : null;
     this.#processWide = processWide;
-    if (processWide) collectDefaultMetrics({ register: processWide, prefix: 'tms_process_' });
+    // prom-client's names already start with process_ or nodejs_: tms_process_cpu_seconds_total.
+    if (processWide) collectDefaultMetrics({ register: processWide, prefix: 'tms_' });
     this.accepted = new Counter({ name: 'tms_messages_accepted_total', help: 'Messages accepted (202) by this process', labelNames: ['path'], registers: [this.registry] });
     this.dispatchOutcomes = new Counter({
       name: 'tms_dispatch_outcomes_total',
@@ -86,7 +91,9 @@ export class Metrics {
       },
     });
     this.webhooks = new WebhookMetrics(this.registry, processWide, store, clock);
+    this.http = new HttpMetrics(this.registry);
     if (!processWide) return;
+    registerAccountGauges(processWide, store);
     const oldest = new Gauge({
       name: 'tms_queue_oldest_due_age_seconds',
       help: 'How long the oldest due queued message has waited (0 when none is due)',

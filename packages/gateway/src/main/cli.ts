@@ -1,12 +1,14 @@
 import pino from 'pino';
 import { ADMIN_USAGE, formatForHumans, runAdminCommand } from '../cli/admin-commands.ts';
 import { ConfigError, parseConfig, type Config } from '../config/config.ts';
+import { requireExistingInstallation } from '../config/data-directory.ts';
 import { resolveSecrets } from '../config/secrets.ts';
 import { ensureDemoOwner, ensureDemoWorkspace } from '../services/demo.ts';
 import { ApiError } from '../services/errors.ts';
+import { commandLineOperator } from '../services/operator-tokens.ts';
 import { LogOutput } from './log-output.ts';
 import { createRuntime } from './runtime.ts';
-import { startService, type RunningService } from './server.ts';
+import { startHealthServer, startService, type RunningService } from './server.ts';
 import { printStartBanner } from './banner.ts';
 import { WriteLock } from '../store/write-lock.ts';
 import { startWorkerThread } from './worker-thread.ts';
@@ -24,6 +26,11 @@ Configuration comes from environment variables; see the README.`;
 function loadConfig(): { config: Config; generated: string[]; secretsFile: string | null; adminTokenFromFile: boolean } {
   const resolved = resolveSecrets(parseConfig());
   return { config: resolved.config, generated: resolved.generated, secretsFile: resolved.file, adminTokenFromFile: resolved.adminTokenFromFile };
+}
+
+/** A one-off command's log: warnings only, on standard error, so that standard output is the answer alone (--json). */
+function commandLog(): pino.Logger {
+  return pino({ level: 'warn' }, pino.destination(2));
 }
 
 /** How long exiting waits for queued log lines once the service has stopped. */
@@ -73,11 +80,23 @@ async function serve(roles: { api: boolean; worker: boolean }, withDemo: boolean
   // Both roles in one process: the workers get a thread of their own (see worker-thread.ts).
   const workersInThread = roles.api && roles.worker && config.workerThread;
   const writeLock = workersInThread && config.database.kind === 'sqlite' ? new WriteLock() : null;
-  const runtime = await createRuntime(config, { log, writeLock: writeLock ?? undefined });
+  const runtime = await createRuntime(config, { log, writeLock: writeLock ?? undefined, walCheckpoints: 'background' });
   const operator = runtime.contextFor({ kind: 'operator' });
   const demo = withDemo && config.database.kind === 'sqlite' && config.demoSeed ? await ensureDemoWorkspace({ ctx: operator, input: {} }) : null;
   const demoOwner = demo ? await ensureDemoOwner({ ctx: operator, input: { workspaceId: demo.workspaceId } }) : null;
-  const service = await startService(runtime, { api: roles.api, worker: roles.worker && !workersInThread });
+  let service: RunningService;
+  let healthUrl: string | null = null;
+  try {
+    // Without the API, the process still answers probes and Prometheus on its PORT.
+    if (!roles.api) healthUrl = await startHealthServer(runtime);
+    service = await startService(runtime, { api: roles.api, worker: roles.worker && !workersInThread });
+  } catch (error) {
+    // Nothing is claimed before the port is taken: the process just exits (main's catch).
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      throw new ConfigError('PORT', `${config.port} is already in use on ${config.host} (EADDRINUSE): give each tms process on this machine its own PORT`);
+    }
+    throw error;
+  }
   stopOnSignals(service, log, output, shutdownDeadlineMs(config));
   if (workersInThread) {
     const thread = await startWorkerThread({
@@ -94,7 +113,7 @@ async function serve(roles: { api: boolean; worker: boolean }, withDemo: boolean
     runtime.metrics.addPeer(thread);
   }
   if (roles.api) printStartBanner({ config, url: service.url!, generated, secretsFile, adminTokenFromFile, demo, demoOwner });
-  log.info({ roles, store: runtime.store.dialect, migrations: runtime.appliedMigrations }, 'tms started');
+  log.info({ roles, store: runtime.store.dialect, migrations: runtime.appliedMigrations, url: service.url ?? healthUrl }, 'tms started');
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -103,11 +122,14 @@ async function main(argv: string[]): Promise<void> {
     case 'start':
       return serve({ api: true, worker: true }, true);
     case 'api':
+      requireExistingInstallation(parseConfig(), 'tms api', { database: false });
       return serve({ api: true, worker: false }, false);
     case 'worker':
+      requireExistingInstallation(parseConfig(), 'tms worker', { database: false });
       return serve({ api: false, worker: true }, false);
     case 'migrate': {
-      const runtime = await createRuntime(loadConfig().config, { log: pino({ level: 'warn' }) });
+      requireExistingInstallation(parseConfig(), 'tms migrate', { database: false });
+      const runtime = await createRuntime(loadConfig().config, { log: commandLog() });
       console.log(runtime.appliedMigrations.length ? `applied: ${runtime.appliedMigrations.join(', ')}` : 'database is up to date');
       return runtime.close();
     }
@@ -116,9 +138,10 @@ async function main(argv: string[]): Promise<void> {
         console.log(ADMIN_USAGE);
         return;
       }
-      const runtime = await createRuntime(loadConfig().config, { log: pino({ level: 'warn' }) });
+      requireExistingInstallation(parseConfig(), 'tms admin', { database: true });
+      const runtime = await createRuntime(loadConfig().config, { log: commandLog() });
       try {
-        const result = await runAdminCommand(runtime.contextFor({ kind: 'operator' }), rest);
+        const result = await runAdminCommand(runtime.contextFor(commandLineOperator()), rest);
         console.log(rest.includes('--json') ? JSON.stringify(result, null, 2) : formatForHumans(result));
       } finally {
         await runtime.close();

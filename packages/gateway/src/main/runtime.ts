@@ -7,12 +7,14 @@ import { Catalog } from '../caches/catalog.ts';
 import { EventSigners } from '../caches/event-signers.ts';
 import { PlatformQuota } from '../caches/platform-quota.ts';
 import type { Config } from '../config/config.ts';
+import { masterKeyRing } from '../config/master-key.ts';
 import { createAcceptanceWriter } from '../infrastructure/acceptance-writer.ts';
 import { createDeliveryEventWriter } from '../infrastructure/delivery-event-writer.ts';
 import { Metrics } from '../infrastructure/metrics.ts';
 import { ZnsClient } from '../platform/zns-client.ts';
 import { createContext, type Caller, type Context, type ServiceParts } from '../services/context.ts';
-import { openStore } from '../store/database.ts';
+import { TtlCache } from '../lib/ttl-cache.ts';
+import { openStore, type StoreOptions } from '../store/database.ts';
 import { migrate } from '../store/migrate.ts';
 import type { WriteLock } from '../store/write-lock.ts';
 
@@ -46,15 +48,24 @@ export interface RuntimeOptions {
   clock?: () => number;
   /** SQLite: the write lock shared with the process's other threads on the same database. */
   writeLock?: WriteLock;
+  /** SQLite: who checkpoints the write-ahead log (StoreOptions); a serving process does it in the background. */
+  walCheckpoints?: StoreOptions['walCheckpoints'];
   /** False in a thread whose metrics another thread serves (store gauges and process metrics come from there). */
   processWideMetrics?: boolean;
 }
+
+/** Operators are people and their automation: a few hundred tokens at most, misses included. */
+const MAX_CACHED_OPERATOR_TOKENS = 1000;
 
 /** Opens the store, applies migrations and builds the parts: shared by every entry point. */
 export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
   const log = options.log ?? pino({ level: config.logLevel });
   const clock = options.clock ?? Date.now;
-  const store = openStore(config.database, options.writeLock ?? null);
+  const store = openStore(config.database, {
+    writeLock: options.writeLock,
+    walCheckpoints: options.walCheckpoints,
+    onCheckpointFailure: (error) => log.error({ err: error }, 'checkpointing the write-ahead log failed; the next round tries again'),
+  });
   let appliedMigrations: string[];
   try {
     appliedMigrations = await migrate(store, clock());
@@ -79,7 +90,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     }),
     catalog: new Catalog(store, config.authCacheMs, clock),
     apiKeys: new ApiKeyCache(store, config.authCacheMs, clock),
-    eventSigners: new EventSigners(store, config.masterKey, config.authCacheMs, clock),
+    operatorTokens: new TtlCache(config.authCacheMs, MAX_CACHED_OPERATOR_TOKENS, clock),
+    eventSigners: new EventSigners(store, masterKeyRing(config), config.authCacheMs, clock),
     acceptanceWriter: createAcceptanceWriter(store, clock),
     deliveryEventWriter: createDeliveryEventWriter(store),
     metrics: new Metrics(store, clock, { processWide: options.processWideMetrics ?? true }),

@@ -1,4 +1,6 @@
+import { masterKeyRing } from '../config/master-key.ts';
 import { buildApp } from '../http/app.ts';
+import { buildHealthApp } from '../http/health-app.ts';
 import type { App } from '../http/route-support.ts';
 import { MessageDispatcher } from '../workers/dispatch/engine.ts';
 import { stallBoundMs } from '../infrastructure/loop-health.ts';
@@ -78,6 +80,25 @@ export async function startService(runtime: Runtime, roles: { api: boolean; work
   };
 }
 
+/**
+ * The probes' and Prometheus's server of a process without the API (`tms worker`): /healthz,
+ * /readyz and /metrics on HOST and PORT, like `tms api`'s, so each process is configured the
+ * same way. Started before the loops, so a port in use stops the process before it claims work.
+ * Resolves with its address.
+ */
+export async function startHealthServer(runtime: Runtime): Promise<string> {
+  const { config } = runtime;
+  const server = await buildHealthApp({ services: runtime, logger: runtime.log });
+  try {
+    const url = await server.listen({ host: config.host, port: config.port });
+    runtime.ownServer({ stop: () => server.close() });
+    return url;
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+}
+
 /** Attempts in flight get this long to finish on SIGTERM; then they are cut short and given back. */
 const WEBHOOK_STOP_GRACE_MS = 5000;
 
@@ -89,7 +110,7 @@ function startWebhookSender(runtime: Runtime): WebhookSenderLoop | null {
     return null;
   }
   const settings = config.webhooks;
-  const sender = new WebhookSender(runtime, settings, config.masterKey, config.allowPrivateWebhookTargets);
+  const sender = new WebhookSender(runtime, settings, masterKeyRing(config) ?? config.masterKey, config.allowPrivateWebhookTargets);
   const loop = new WebhookSenderLoop(
     sender,
     {

@@ -18,13 +18,16 @@ const LEFTOVER_HANDLES_GRACE_MS = 1000;
 const port = parentPort;
 if (!port) throw new Error('worker-thread-main runs only as a worker thread of `tms start`');
 const data = workerData as WorkerThreadData;
-// Structured cloning turned the master key's Buffer into a plain Uint8Array.
-const config = { ...data.config, masterKey: data.config.masterKey ? Buffer.from(data.config.masterKey) : null };
+// Structured cloning turned the master keys' Buffers into plain Uint8Arrays.
+const asBuffer = (key: Uint8Array | null): Buffer | null => (key ? Buffer.from(key) : null);
+const config = { ...data.config, masterKey: asBuffer(data.config.masterKey), previousMasterKey: asBuffer(data.config.previousMasterKey) };
 const output = new LogOutput();
 const log = pino({ level: config.logLevel }, output).child({ thread: 'workers' });
 const runtime = await createRuntime(config, {
   log,
   writeLock: data.writeLockBuffer ? new WriteLock(data.writeLockBuffer) : undefined,
+  // The API thread's store runs the checkpoints of the process.
+  walCheckpoints: 'elsewhere',
   processWideMetrics: false,
 });
 const service = await startService(runtime, { api: false, worker: true });

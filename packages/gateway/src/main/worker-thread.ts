@@ -1,6 +1,6 @@
-import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
+import { spawnModuleThread } from '../lib/module-thread.ts';
 import type { MetricsPeer, ThreadReport } from '../infrastructure/metrics.ts';
 import type { WriteLock } from '../store/write-lock.ts';
 import type { Stoppable } from './runtime.ts';
@@ -31,7 +31,7 @@ export interface WorkerThread extends Stoppable, MetricsPeer {}
  */
 export async function startWorkerThread(options: { config: Config; writeLock: WriteLock | null; log: Logger; onFailure: (error: Error) => void }): Promise<WorkerThread> {
   const data: WorkerThreadData = { config: options.config, writeLockBuffer: options.writeLock?.buffer ?? null };
-  const worker = spawnThread(data);
+  const worker = spawnModuleThread(import.meta.url, 'worker-thread-main', data);
   const pendingReports = new Map<number, (report: ThreadReport) => void>();
   let nextReportId = 0;
   let stopping = false;
@@ -88,15 +88,4 @@ export async function startWorkerThread(options: { config: Config; writeLock: Wr
       await exited;
     },
   };
-}
-
-function spawnThread(data: WorkerThreadData): Worker {
-  const runsFromSources = import.meta.url.endsWith('.ts');
-  const entry = new URL(`./worker-thread-main.${runsFromSources ? 'ts' : 'js'}`, import.meta.url);
-  if (!runsFromSources) return new Worker(entry, { workerData: data });
-  // Running the TypeScript sources (bin/tms.js without a current build): the thread needs the
-  // same loader, which is registered per thread.
-  const loader = import.meta.resolve('tsx/esm/api');
-  const bootstrap = `import(${JSON.stringify(loader)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`;
-  return new Worker(bootstrap, { eval: true, workerData: data });
 }

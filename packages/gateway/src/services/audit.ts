@@ -1,5 +1,5 @@
 import { createSortableId } from '../lib/ids.ts';
-import { insertAuditEntry, listAuditEntries } from '../store/audit-log.ts';
+import { insertAuditEntry, listAllAuditEntries, listAuditEntries } from '../store/audit-log.ts';
 import type { AuditLogRow } from '../store/schema.ts';
 import type { ConsoleUserCaller, Context, OperatorCaller, VerbCall } from './context.ts';
 
@@ -9,7 +9,8 @@ export type AuditedCaller = ConsoleUserCaller | OperatorCaller;
 export interface AuditChange {
   /** `noun.verb`, e.g. `api_key.create`. */
   action: string;
-  workspaceId: string;
+  /** Null for a change of the whole service (an operator token). */
+  workspaceId: string | null;
   /** The id of what changed, when it has one. */
   target: string | null;
   /**
@@ -49,8 +50,8 @@ async function insertEntry(ctx: Context<AuditedCaller>, change: AuditChange): Pr
     id: createSortableId('act', now),
     workspace_id: change.workspaceId,
     actor_kind: caller.kind,
-    actor_id: caller.kind === 'console_user' ? caller.userId : null,
-    actor_label: caller.kind === 'console_user' ? caller.email : 'operator',
+    actor_id: caller.kind === 'console_user' ? caller.userId : (caller.tokenId ?? null),
+    actor_label: caller.kind === 'console_user' ? caller.email : (caller.name ?? 'operator'),
     action: change.action,
     target: change.target,
     before_state: withoutUrlSecrets(change.before),
@@ -63,5 +64,12 @@ async function insertEntry(ctx: Context<AuditedCaller>, change: AuditChange): Pr
 export async function listAudit({ ctx, input }: VerbCall<AuditedCaller, { workspaceId: string; limit?: number; offset?: number }>): Promise<{ entries: AuditLogRow[]; hasMore: boolean }> {
   const limit = input.limit ?? 50;
   const rows = await listAuditEntries(ctx.store.db, input.workspaceId, { limit: limit + 1, offset: input.offset ?? 0 });
+  return { entries: rows.slice(0, limit), hasMore: rows.length > limit };
+}
+
+/** The operator's audit log: every workspace's changes and the service's own, newest first. */
+export async function listOperatorAudit({ ctx, input }: VerbCall<OperatorCaller, { workspaceId?: string; limit?: number; offset?: number }>): Promise<{ entries: AuditLogRow[]; hasMore: boolean }> {
+  const limit = input.limit ?? 50;
+  const rows = await listAllAuditEntries(ctx.store.db, { workspaceId: input.workspaceId }, { limit: limit + 1, offset: input.offset ?? 0 });
   return { entries: rows.slice(0, limit), hasMore: rows.length > limit };
 }

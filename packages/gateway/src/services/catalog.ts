@@ -4,7 +4,7 @@ import type { SenderAccountRow, TemplateStatus } from '../store/schema.ts';
 import { listSenderAccounts } from '../store/sender-accounts.ts';
 import { listTemplates as selectTemplates, type TemplateWithOaName } from '../store/templates.ts';
 import { dailyQuotaOn } from '../caches/platform-quota.ts';
-import type { WorkspaceCaller, VerbCall } from './context.ts';
+import type { Context, WorkspaceCaller, VerbCall } from './context.ts';
 import { ApiError } from './errors.ts';
 
 export async function listTemplates({ ctx, input }: VerbCall<WorkspaceCaller, { status?: TemplateStatus; oa_id?: string }>): Promise<TemplateWithOaName[]> {
@@ -35,7 +35,12 @@ export interface QuotaToday {
  * `error` and falls back to the account's configured daily_quota; the others are unaffected.
  */
 export async function readQuota({ ctx, input: query }: VerbCall<WorkspaceCaller, { oa_id?: string }>): Promise<QuotaToday[]> {
-  const accounts = await listSenderAccounts(ctx.store.db, ctx.caller.workspaceId, query.oa_id);
+  return readQuotaOfWorkspace(ctx, ctx.caller.workspaceId, query);
+}
+
+/** readQuota for a workspace named by the caller (the operator's support view). */
+export async function readQuotaOfWorkspace(ctx: Context, workspaceId: string, query: { oa_id?: string }): Promise<QuotaToday[]> {
+  const accounts = await listSenderAccounts(ctx.store.db, workspaceId, query.oa_id);
   if (query.oa_id !== undefined && accounts.length === 0) throw new ApiError('sender_account_not_found', `sender account ${query.oa_id} not found`);
   // Platform lookups first (they may wait for a first answer), then our reservations, read last so
   // they are as current as possible.

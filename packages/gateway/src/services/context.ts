@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
 import type { AccessTokens } from '../caches/access-tokens.ts';
+import type { TtlCache } from '../lib/ttl-cache.ts';
+import type { OperatorTokenRow } from '../store/schema.ts';
 import type { ApiKeyCache } from '../caches/api-keys.ts';
 import type { Catalog } from '../caches/catalog.ts';
 import type { EventSigners } from '../caches/event-signers.ts';
@@ -33,6 +35,8 @@ export interface ServiceParts {
   readonly catalog: Catalog;
   /** API keys by hash, for authentication. */
   readonly apiKeys: ApiKeyCache;
+  /** Active named operator tokens by hash (null: no such token), cached for TMS_AUTH_CACHE_MS. */
+  readonly operatorTokens: TtlCache<OperatorTokenRow | null>;
   /** Sender accounts with their OA secret keys, for verifying platform events. */
   readonly eventSigners: EventSigners;
   /** Commits acceptances in groups (one transaction for the requests of one moment). */
@@ -68,9 +72,16 @@ export interface ConsoleUserCaller {
 /** Whoever acts inside one workspace: its API keys and its console users. */
 export type WorkspaceCaller = ApiKeyCaller | ConsoleUserCaller;
 
-/** The operator: /admin/v1 with the operator token, or `tms admin` on the machine. */
+/** The operator: /admin/v1 with an operator token, or `tms admin` on the machine. */
 export interface OperatorCaller {
   readonly kind: 'operator';
+  /**
+   * Who, for the audit log: a named operator token's name, `bootstrap token` for TMS_ADMIN_TOKEN,
+   * `tms admin (user@host)` on the command line. Absent for the service's own set-up work.
+   */
+  readonly name?: string;
+  /** The named operator token that authenticated the request, if one did. */
+  readonly tokenId?: string;
 }
 
 /** The ZNS platform posting a webhook event; who it speaks for is known once its signature is checked. */

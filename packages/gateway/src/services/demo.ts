@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { masterKeyRing } from '../config/master-key.ts';
 import { decryptSecret } from '../lib/crypto.ts';
 import { createSortableId } from '../lib/ids.ts';
 import { hashPassword, verifyPassword } from '../lib/passwords.ts';
@@ -83,12 +84,12 @@ export interface DemoCredentials {
  */
 export async function ensureDemoWorkspace({ ctx }: VerbCall<OperatorCaller, Record<string, never>>): Promise<DemoCredentials | null> {
   const existing = await findDemoWorkspace(ctx.store.db);
-  const masterKey = ctx.parts.config.masterKey;
+  const masterKeys = masterKeyRing(ctx.parts.config);
   if (existing) {
     const keys = await listApiKeys(ctx.store.db, existing.id);
     const key = keys.find((row) => row.revoked_at === null);
-    if (key && masterKey) {
-      return { workspaceId: existing.id, apiKeyId: key.id, apiKey: decryptSecret(key.encrypted_key, masterKey), created: false };
+    if (key && masterKeys) {
+      return { workspaceId: existing.id, apiKeyId: key.id, apiKey: decryptSecret(key.encrypted_key, masterKeys), created: false };
     }
     return keys.length === 0 ? completeDemoWorkspace(ctx, existing.id) : null;
   }

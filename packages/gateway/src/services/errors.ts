@@ -29,7 +29,7 @@ export const ERROR_CATALOGUE = {
   invalid_webhook_url: {
     status: 400,
     meaning:
-      'Console: the webhook URL is not one the gateway posts to (not http or https, credentials in it, or a private, loopback or link-local address while TMS_WEBHOOK_ALLOW_PRIVATE is off). The operator API answers invalid_request for the same URLs.',
+      'Console: the webhook URL is not one the gateway posts to (not http or https, credentials in it, or a private, loopback, link-local or other non-public (reserved, documentation) address while TMS_WEBHOOK_ALLOW_PRIVATE is off). The operator API answers invalid_request for the same URLs.',
     action: "Use your receiver's public address, preferably https.",
   },
   invalid_json: {
@@ -175,6 +175,11 @@ export const ERROR_CATALOGUE = {
     status: 404,
     meaning: 'No API key with this id (operator API).',
     action: 'Check the key id with `tms admin keys list`.',
+  },
+  operator_token_not_found: {
+    status: 404,
+    meaning: 'No operator token with this id (operator API).',
+    action: 'Check the token id with `tms admin operators list`.',
   },
   webhook_delivery_not_found: {
     status: 404,

@@ -7,7 +7,7 @@
  * or the oa_id, so both are accepted (a documented tolerance), and the "mac=" prefix is optional.
  *
  * user_received_message with a delivery_time marks our message delivered (idempotent: one
- * platform_events row per platform msg_id) and, in the same transaction, writes the customer's
+ * platform_events row per message and platform msg_id) and, in the same transaction, writes the customer's
  * delivery report to the webhook outbox. change_template_status syncs
  * the template's review status; change_oa_daily_quota drops the OA's cached platform quota. Every
  * other valid event is answered and ignored, so the platform stops retrying it.

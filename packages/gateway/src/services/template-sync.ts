@@ -30,7 +30,7 @@
 import { describePlatformError } from '../platform/error-catalogue.ts';
 import { PlatformUnavailableError, type TemplateDetail, type ZnsResult } from '../platform/zns-client.ts';
 import { runInTransaction } from '../store/database.ts';
-import { TEMPLATE_STATUSES, type TemplateRow, type TemplateStatus } from '../store/schema.ts';
+import { TEMPLATE_STATUSES, type SenderAccountRow, type TemplateRow, type TemplateStatus } from '../store/schema.ts';
 import { listSenderAccounts } from '../store/sender-accounts.ts';
 import {
   applySyncedTemplate,
@@ -61,6 +61,8 @@ export interface TemplateSyncSummary {
   failed: TemplateSyncFailure[];
   /** Set when the account could not be synced at all (no token, platform unavailable); nothing was written then. */
   error: string | null;
+  /** Not synced because the account is not connected (`error` says how it stands). */
+  skipped: boolean;
 }
 
 /** What sync needs of the access tokens (the process's own, `ctx.parts.accessTokens`). */
@@ -173,22 +175,30 @@ async function requireWorkspace(ctx: Context<SyncCaller>, workspaceId: string): 
 
 /**
  * Syncs the templates of the workspace's connected sender accounts, or of the one given (whatever
- * its status: a disconnected one reports why in its `error`). One summary per account.
+ * its status: a disconnected one reports why in its `error`). One summary per account: one that
+ * is not connected is reported as skipped, with its status, rather than left out unseen.
  */
 export async function syncTemplates({ ctx, input }: VerbCall<SyncCaller, { workspaceId: string; oaId?: string }>): Promise<TemplateSyncSummary[]> {
   const { workspaceId, oaId } = input;
   await requireWorkspace(ctx, workspaceId);
   const accounts = await listSenderAccounts(ctx.store.db, workspaceId, oaId);
   if (oaId !== undefined && accounts.length === 0) throw new ApiError('sender_account_not_found', `sender account ${oaId} not found in workspace ${workspaceId}`);
-  const targets = oaId === undefined ? accounts.filter((account) => account.status === 'connected') : accounts;
   const summaries: TemplateSyncSummary[] = [];
   // One account at a time: the platform's rate limits are per app, and this is background work.
-  for (const account of targets) summaries.push(await syncAccount(ctx, workspaceId, account.oa_id));
+  for (const account of accounts) {
+    if (oaId === undefined && account.status !== 'connected') summaries.push(skippedSummary(account));
+    else summaries.push(await syncAccount(ctx, workspaceId, account.oa_id));
+  }
   return summaries;
 }
 
+function skippedSummary(account: SenderAccountRow): TemplateSyncSummary {
+  const why = account.status === 'relogin_required' ? `it needs a new refresh token${account.token_problem ? ` (${account.token_problem})` : ''}` : 'it is disconnected';
+  return { oaId: account.oa_id, created: 0, updated: 0, unchanged: 0, failed: [], error: `skipped: ${why}`, skipped: true };
+}
+
 async function syncAccount(ctx: Context<SyncCaller>, workspaceId: string, oaId: string): Promise<TemplateSyncSummary> {
-  const summary: TemplateSyncSummary = { oaId, created: 0, updated: 0, unchanged: 0, failed: [], error: null };
+  const summary: TemplateSyncSummary = { oaId, created: 0, updated: 0, unchanged: 0, failed: [], error: null, skipped: false };
   const session = new AccountSession(ctx, oaId);
   let fetched: Fetched[];
   try {

@@ -10,6 +10,7 @@ export {
   type LedgerRow,
   type MessageRow,
   type MessageStatus,
+  type OperatorTokenRow,
   type SenderAccountRow,
   type TemplateStatus,
   type WebhookAttemptRow,

@@ -19,6 +19,7 @@ import {
   REMOVED_URL_REASON,
   REVOKED_KEY_REASON,
 } from '../store/webhook-deliveries.ts';
+import { recordAudit } from './audit.ts';
 import type { ConsoleUserCaller, Context, OperatorCaller, TaskCaller, VerbCall } from './context.ts';
 import { ApiError, badRequest } from './errors.ts';
 
@@ -112,6 +113,13 @@ export async function redeliverWebhook({ ctx, input }: VerbCall<DeliveryManager,
   if (problem) throw new ApiError('webhook_delivery_not_redeliverable', `webhook delivery ${id} cannot be redelivered: ${problem}`);
   const redelivered = await redeliverRow(ctx.store.db, { id, url: key!.webhook_url!, now: ctx.clock() });
   if (!redelivered) throw new ApiError('webhook_delivery_pending', `webhook delivery ${id} is pending already`);
+  await recordAudit(ctx, {
+    action: 'webhook_delivery.redeliver',
+    workspaceId: row.workspace_id,
+    target: id,
+    before: { status: row.status, url: row.url },
+    after: { status: redelivered.status, url: redelivered.url },
+  });
   // The row as redelivered, not read again: a worker may already be attempting it.
   return withLog(ctx, redelivered);
 }
@@ -128,7 +136,15 @@ export interface FailedRedelivery {
 export async function redeliverFailedWebhooks({ ctx, input }: VerbCall<DeliveryManager, { failed_since: string; workspace_id?: string }>): Promise<FailedRedelivery> {
   const since = timeOf(input.failed_since, 'failed_since');
   if (since === undefined) throw badRequest('failed_since is required');
-  const result = await redeliverFailedSince(ctx.store, { since, workspaceId: workspaceScope(ctx, input.workspace_id), now: ctx.clock() });
+  const workspaceId = workspaceScope(ctx, input.workspace_id);
+  const result = await redeliverFailedSince(ctx.store, { since, workspaceId, now: ctx.clock() });
+  await recordAudit(ctx, {
+    action: 'webhook_delivery.redeliver_failed',
+    workspaceId: workspaceId ?? null,
+    target: null,
+    before: null,
+    after: { failed_since: new Date(since).toISOString(), redelivered: result.redelivered, skipped: result.skipped },
+  });
   return { redelivered: result.redelivered, skipped: result.skipped, failedSince: since };
 }
 

@@ -5,9 +5,10 @@ import { dirname } from 'node:path';
 import type { DatabaseConfig } from '../config/config.ts';
 import type { Database } from './schema.ts';
 import { DurableSqliteDialect } from './sqlite-dialect.ts';
-import { openSqliteDatabase } from './sqlite-driver.ts';
+import { openSqliteDatabase, type SqliteConnection } from './sqlite-driver.ts';
+import { startWalCheckpoints } from './wal-checkpoints.ts';
 import { WalSync } from './wal-sync.ts';
-import type { WriteLock } from './write-lock.ts';
+import { WriteLock } from './write-lock.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -32,23 +33,77 @@ pg.types.setTypeParser(1700, (value) => Number(value));
 /** SQLite's page cache per connection (pages kept in memory, up to this size). */
 const SQLITE_CACHE_KIB = 64 * 1024;
 
-function openSqlite(file: string, writeLock: WriteLock | null): Store {
+/** How a store is opened; the defaults suit a short-lived command (migrations, `tms admin`, tests). */
+export interface StoreOptions {
+  /** SQLite: the write lock shared with the process's other threads on the same database. */
+  writeLock?: WriteLock | null;
+  /**
+   * SQLite: who copies the write-ahead log into the database file (see wal-checkpoints.ts).
+   * 'on-commit' (SQLite's own way): the commit that makes the log pass 1,000 pages, on its thread.
+   * 'background': a thread this store starts and stops (sharing writeLock, or a lock of its own).
+   * 'elsewhere': the background thread of another store in this process.
+   */
+  walCheckpoints?: 'on-commit' | 'background' | 'elsewhere';
+  /** Hears of a failed background checkpoint (the next round tries again). */
+  onCheckpointFailure?: (error: Error) => void;
+}
+
+const JOURNAL_MODE_SWITCH_DEADLINE_MS = 10_000;
+const JOURNAL_MODE_SWITCH_PAUSE_MS = 20;
+
+/**
+ * Puts a database into WAL mode, waiting for other processes doing the same. Switching a fresh
+ * database needs its exclusive lock, and SQLite answers SQLITE_BUSY at once, without the busy
+ * handler, when another connection is in the middle of the same switch: several `tms` processes
+ * started together on a new data directory would otherwise fail at random.
+ */
+function switchToWriteAheadLog(raw: SqliteConnection): void {
+  const deadline = Date.now() + JOURNAL_MODE_SWITCH_DEADLINE_MS;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      raw.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      const busy = (error as { code?: unknown }).code === 'SQLITE_BUSY';
+      if (!busy || Date.now() >= deadline) throw error;
+      // Opening a store is synchronous; this runs once per process start, never while serving.
+      Atomics.wait(pause, 0, 0, JOURNAL_MODE_SWITCH_PAUSE_MS);
+    }
+  }
+}
+
+function openSqlite(file: string, options: StoreOptions): Store {
+  const walCheckpoints = options.walCheckpoints ?? 'on-commit';
+  // The checkpoint thread holds this store's writers back through the lock while it finishes a round.
+  const writeLock = options.writeLock ?? (walCheckpoints === 'background' ? new WriteLock() : null);
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const raw = openSqliteDatabase(file);
-  raw.pragma('journal_mode = WAL');
+  switchToWriteAheadLog(raw);
   // NORMAL: a commit does not fsync on this thread. Every write still waits for the WAL to be on
   // disk before it is reported done (WalSync), so a 202 is never sent for a message that could
   // vanish in a power loss, and concurrent writers share one fsync.
   raw.pragma('synchronous = NORMAL');
   raw.pragma('busy_timeout = 10000');
   raw.pragma('foreign_keys = ON');
+  // Erased values (an RSA ciphertext once sent, personal data past retention) are overwritten with
+  // zeros, not left in the page's free space where a copy of the file would still hold them. FAST
+  // zeroes them inside the pages being written anyway, at no extra I/O; only pages that go to the
+  // freelist whole keep their bytes until reused.
+  raw.pragma('secure_delete = FAST');
   // SQLite's default page cache is 2 MB. On a store of millions of messages, the inner pages of the
   // message indexes alone exceed it, so every insert and status change re-read pages through the
   // kernel. The cache fills only as pages are used: a small store pays nothing for the larger limit.
   raw.pragma(`cache_size = -${SQLITE_CACHE_KIB}`);
+  if (walCheckpoints !== 'on-commit') raw.pragma('wal_autocheckpoint = 0');
   const walSync = new WalSync(file);
   const db = new Kysely<Database>({ dialect: new DurableSqliteDialect(raw, walSync, writeLock) });
-  return { db, dialect: 'sqlite', waitUntilDurable: () => walSync.sync(), close: () => db.destroy() };
+  const checkpoints = walCheckpoints === 'background' && writeLock ? startWalCheckpoints(file, writeLock, options.onCheckpointFailure ?? (() => undefined)) : null;
+  const close = async (): Promise<void> => {
+    await checkpoints?.stop();
+    await db.destroy();
+  };
+  return { db, dialect: 'sqlite', waitUntilDurable: () => walSync.sync(), close };
 }
 
 function openPostgres(url: string, poolSize: number): Store {
@@ -64,12 +119,9 @@ function openPostgres(url: string, poolSize: number): Store {
   return { db, dialect: 'postgres', waitUntilDurable: () => Promise.resolve(), close: () => db.destroy() };
 }
 
-/**
- * Opens the store for this thread. `writeLock`: on SQLite, the lock shared with the other threads
- * of this process that open the same database (PostgreSQL needs none).
- */
-export function openStore(config: DatabaseConfig, writeLock: WriteLock | null = null): Store {
-  return config.kind === 'sqlite' ? openSqlite(config.file, writeLock) : openPostgres(config.url, config.poolSize);
+/** Opens the store for this thread (the options concern SQLite only). */
+export function openStore(config: DatabaseConfig, options: StoreOptions = {}): Store {
+  return config.kind === 'sqlite' ? openSqlite(config.file, options) : openPostgres(config.url, config.poolSize);
 }
 
 const RETRYABLE_POSTGRES_CODES = new Set(['40P01', '40001']);
@@ -81,13 +133,28 @@ export function isRetryableConflict(error: unknown): boolean {
   return typeof code === 'string' && RETRYABLE_POSTGRES_CODES.has(code);
 }
 
+export interface TransactionOptions {
+  /**
+   * Whether the transaction resolves only once it is on disk (the default). False for bookkeeping
+   * that is safe to redo, whose loss in a power failure (not a crash of the process) only repeats
+   * work: it resolves at COMMIT, and reaches the disk with the next durable write or checkpoint
+   * (PostgreSQL: synchronous_commit off for this transaction).
+   */
+  durable?: boolean;
+}
+
+const BEGIN_SQLITE = sql`BEGIN IMMEDIATE`;
+const BEGIN_POSTGRES = sql`BEGIN`;
+const BEGIN_POSTGRES_WITHOUT_DISK_WAIT = sql`BEGIN; SET LOCAL synchronous_commit TO OFF`;
+
 /**
  * Runs work in one transaction on one connection. SQLite takes the write lock up front
  * (BEGIN IMMEDIATE) so two processes never deadlock upgrading a read lock; PostgreSQL retries
  * the whole unit on a deadlock or serialisation failure, so `work` must only touch the database.
  */
-export async function runInTransaction<T>(store: Store, work: (trx: Transaction) => Promise<T>): Promise<T> {
-  const begin = store.dialect === 'sqlite' ? sql`BEGIN IMMEDIATE` : sql`BEGIN`;
+export async function runInTransaction<T>(store: Store, work: (trx: Transaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+  const durable = options.durable ?? true;
+  const begin = store.dialect === 'sqlite' ? BEGIN_SQLITE : durable ? BEGIN_POSTGRES : BEGIN_POSTGRES_WITHOUT_DISK_WAIT;
   for (let attempt = 1; ; attempt += 1) {
     try {
       const result = await store.db.connection().execute(async (connection) => {
@@ -102,7 +169,7 @@ export async function runInTransaction<T>(store: Store, work: (trx: Transaction)
         }
       });
       // After the connection is given back: the next transaction runs while this one reaches disk.
-      await store.waitUntilDurable();
+      if (durable) await store.waitUntilDurable();
       return result;
     } catch (error) {
       if (attempt >= MAX_TRANSACTION_ATTEMPTS || !isRetryableConflict(error)) throw error;

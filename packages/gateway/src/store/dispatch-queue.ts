@@ -29,6 +29,9 @@ export async function claimDueMessages(
     orderBy: 'due_at',
     limit: input.limit,
     returning: CLAIMED_COLUMNS,
+    // A claim lost to a power failure would send the message again without the reconciliation
+    // that a claim found after a crash gets: it is on disk before the platform is called.
+    durable: true,
   });
 }
 

@@ -12,6 +12,11 @@ export async function findMessage(db: Kysely<Database>, workspaceId: string, id:
   return findMessageQuery(db, workspaceId, id).executeTakeFirst();
 }
 
+/** A message by its id, whichever workspace holds it (the operator's support lookup). */
+export async function findMessageInAnyWorkspace(db: Kysely<Database>, id: string): Promise<MessageRow | undefined> {
+  return db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
 export interface MessageFilter {
   trackingId?: string;
   phone?: string;

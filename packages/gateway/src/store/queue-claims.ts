@@ -25,6 +25,8 @@ export interface DueRowsClaim {
   limit: number;
   /** The claimed rows' columns returned, comma-separated. */
   returning: string;
+  /** Whether the claim must be on disk before the work starts (TransactionOptions). */
+  durable: boolean;
 }
 
 export async function claimDueRows<Row>(store: Store, claim: DueRowsClaim): Promise<Row[]> {
@@ -39,7 +41,7 @@ export async function claimDueRows<Row>(store: Store, claim: DueRowsClaim): Prom
       )
       RETURNING ${sql.raw(claim.returning)}`.execute(trx);
     return result.rows;
-  });
+  }, { durable: claim.durable });
 }
 
 /** How a queue's outcomes name their rows, and when a row still belongs to the claim that took it. */

@@ -14,7 +14,8 @@ export interface WorkspaceRow {
 export interface LedgerRow {
   id: string;
   workspace_id: string;
-  kind: 'top_up' | 'charge' | 'refund';
+  /** adjustment: an operator's credit or debit, with its reason in `note`. */
+  kind: 'top_up' | 'charge' | 'refund' | 'adjustment';
   amount: number;
   balance_after: number;
   message_count: number;
@@ -214,6 +215,16 @@ export interface ConsoleSessionRow {
   expires_at: number;
 }
 
+export interface OperatorTokenRow {
+  id: string;
+  name: string;
+  token_hash: string;
+  token_prefix: string;
+  created_by: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
 export interface AuditLogRow {
   id: string;
   workspace_id: string | null;
@@ -243,4 +254,5 @@ export interface Database {
   console_users: ConsoleUserRow;
   console_sessions: ConsoleSessionRow;
   audit_log: AuditLogRow;
+  operator_tokens: OperatorTokenRow;
 }

@@ -21,3 +21,18 @@ export async function listSenderAccounts(db: Kysely<Database>, workspaceId: stri
   if (oaId !== undefined) query = query.where('oa_id', '=', oaId);
   return query.orderBy('oa_id').execute();
 }
+
+/** Sets a sender account's status when it is one of `from`; undefined when there is no such account or it was not. */
+export async function changeSenderAccountStatus(
+  db: Kysely<Database>,
+  input: { workspaceId: string; oaId: string; from: readonly SenderAccountRow['status'][]; to: SenderAccountRow['status']; now: number },
+): Promise<SenderAccountRow | undefined> {
+  return db
+    .updateTable('sender_accounts')
+    .set({ status: input.to, updated_at: input.now })
+    .where('workspace_id', '=', input.workspaceId)
+    .where('oa_id', '=', input.oaId)
+    .where('status', 'in', [...input.from])
+    .returningAll()
+    .executeTakeFirst();
+}

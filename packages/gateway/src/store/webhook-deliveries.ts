@@ -39,6 +39,8 @@ export async function claimDueDeliveries(
     orderBy: 'next_attempt_at',
     limit: input.limit,
     returning: CLAIMED_COLUMNS,
+    // Reports go at least once: a claim lost to a power failure only makes the attempt again.
+    durable: false,
   });
   return rows.map((row) => ({ ...row, attempts: Number(row.attempts), attempts_at_redelivery: Number(row.attempts_at_redelivery) }));
 }
@@ -118,7 +120,8 @@ export async function recordDeliveryOutcomes(store: Store, outcomes: DeliveryOut
     });
     const attempts = outcomes.flatMap((outcome) => ('attempt' in outcome && outcome.attempt ? [outcome.attempt] : []));
     await insertRows(trx, store.dialect, 'webhook_attempts', attempts);
-  });
+    // Reports go at least once: an outcome lost to a power failure only makes its attempt again.
+  }, { durable: false });
 }
 
 export interface DeliveryFilter {

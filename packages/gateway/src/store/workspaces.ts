@@ -43,36 +43,38 @@ export async function updateWorkspace(
   return db.updateTable('workspaces').set({ ...changes, updated_at: now }).where('id', '=', id).returningAll().executeTakeFirst();
 }
 
-export type TopUpOutcome =
-  | { kind: 'topped_up'; entry: LedgerRow }
+export type BalanceChangeOutcome =
+  | { kind: 'changed'; entry: LedgerRow }
   | { kind: 'workspace_not_found' }
-  | { kind: 'balance_limit'; balance: number };
+  /** The balance would pass maxBalance (a credit) or fall below zero (a debit): nothing changed. */
+  | { kind: 'out_of_bounds'; balance: number };
 
 /**
- * Adds money to a wallet with its ledger entry, in one transaction. The balance may not exceed
- * `maxBalance`: the bound is part of the UPDATE itself, so concurrent top-ups cannot cross it
- * between a read and a write.
+ * Adds money to a wallet (a negative amount takes it away) with its ledger entry, in one
+ * transaction. The balance stays within 0..maxBalance: the bound is part of the UPDATE itself, so
+ * concurrent changes (and charges) cannot cross it between a read and a write.
  */
-export async function topUpWallet(
+export async function changeWalletBalance(
   store: Store,
-  input: { workspaceId: string; amount: number; maxBalance: number; note: string | null; now: number },
-): Promise<TopUpOutcome> {
-  return runInTransaction(store, async (trx): Promise<TopUpOutcome> => {
+  input: { workspaceId: string; amount: number; kind: 'top_up' | 'adjustment'; maxBalance: number; note: string | null; now: number },
+): Promise<BalanceChangeOutcome> {
+  return runInTransaction(store, async (trx): Promise<BalanceChangeOutcome> => {
     const updated = await trx
       .updateTable('workspaces')
       .set((eb) => ({ balance: eb('balance', '+', input.amount), updated_at: input.now }))
       .where('id', '=', input.workspaceId)
       .where('balance', '<=', input.maxBalance - input.amount)
+      .where('balance', '>=', -input.amount)
       .returning('balance')
       .executeTakeFirst();
     if (!updated) {
       const workspace = await trx.selectFrom('workspaces').select('balance').where('id', '=', input.workspaceId).executeTakeFirst();
-      return workspace ? { kind: 'balance_limit', balance: workspace.balance } : { kind: 'workspace_not_found' };
+      return workspace ? { kind: 'out_of_bounds', balance: workspace.balance } : { kind: 'workspace_not_found' };
     }
     const entry: LedgerRow = {
       id: createSortableId('led', input.now),
       workspace_id: input.workspaceId,
-      kind: 'top_up',
+      kind: input.kind,
       amount: input.amount,
       balance_after: updated.balance,
       message_count: 0,
@@ -81,7 +83,7 @@ export async function topUpWallet(
       created_at: input.now,
     };
     await trx.insertInto('wallet_ledger').values(entry).execute();
-    return { kind: 'topped_up', entry };
+    return { kind: 'changed', entry };
   });
 }
 

@@ -2,11 +2,12 @@ import { createContext, type ServiceParts } from '../services/context.ts';
 import { purgeExpiredConsoleSessions } from '../services/console/sessions.ts';
 import { purgeExpiredIdempotencyRecords } from '../services/idempotency.ts';
 import { purgeFinishedWebhookDeliveries } from '../services/webhook-deliveries.ts';
+import { erasePersonalDataPastRetention } from '../services/personal-data-retention.ts';
 import type { PeriodicTask } from './worker.ts';
 
 /**
  * Housekeeping every worker runs: expired idempotency records are deleted once a minute, delivery
- * reports past their retention and ended console sessions once an hour.
+ * reports and messages' personal data past their retention and ended console sessions once an hour.
  */
 export function maintenanceTasks(parts: ServiceParts): PeriodicTask[] {
   return [
@@ -24,6 +25,14 @@ export function maintenanceTasks(parts: ServiceParts): PeriodicTask[] {
       run: async () => {
         const purged = await purgeFinishedWebhookDeliveries({ ctx: createContext(parts, { kind: 'task', task: 'maintenance' }), input: {} });
         if (purged > 0) parts.log.info({ purged, retention_days: parts.config.webhooks.retentionDays }, 'finished delivery reports past their retention purged');
+      },
+    },
+    {
+      name: 'erase-personal-data',
+      intervalMs: 60 * 60_000,
+      run: async () => {
+        const erased = await erasePersonalDataPastRetention({ ctx: createContext(parts, { kind: 'task', task: 'maintenance' }), input: {} });
+        if (erased > 0) parts.log.info({ erased, retention_days: parts.config.messageRetentionDays }, 'personal data of messages past their retention erased');
       },
     },
     {

@@ -105,6 +105,7 @@ const PROVOCATIONS: Provocation[] = [
   { type: 'sender_account_not_found', how: 'the quota of an unknown oa_id', request: ({ gateway, ws }) => gateway.request('GET', '/api/v1/quota?oa_id=no-such-oa', { key: ws.apiKey }) },
   { type: 'workspace_not_found', how: 'an unknown workspace (operator)', request: ({ gateway }) => gateway.admin('GET', '/workspaces/ws_DOESNOTEXIST') },
   { type: 'api_key_not_found', how: 'revoking an unknown key (operator)', request: ({ gateway }) => gateway.admin('POST', '/api-keys/key_DOESNOTEXIST/revoke') },
+  { type: 'operator_token_not_found', how: 'revoking an unknown operator token', request: ({ gateway }) => gateway.admin('POST', '/operator-tokens/opt_DOESNOTEXIST/revoke') },
   { type: 'webhook_delivery_not_found', how: 'an unknown delivery (operator)', request: ({ gateway }) => gateway.admin('GET', '/webhook-deliveries/dlv_DOESNOTEXIST') },
   {
     type: 'message_not_queued',

@@ -118,6 +118,7 @@ describe.each(STORE_KINDS)('console API keys (%s)', (kind) => {
       key_prefix: created.key_prefix,
       scopes: ['messages:send', 'messages:read'],
       webhook_url: receiver.url(),
+      rate_limit_per_second: null,
     });
   });
 

@@ -76,6 +76,8 @@ describe.each(STORE_KINDS)('a worker process stopped under load (%s)', (kind) =>
   function startWorker(): RunningTms {
     return startTms(['worker'], {
       ...gateway.database.env,
+      // Its probes' server takes PORT like `tms api`'s: any free one here.
+      PORT: '0',
       TMS_MASTER_KEY: masterKey,
       TMS_ADMIN_TOKEN: gateway.config.adminToken!,
       TMS_LOG_LEVEL: 'info',

@@ -69,6 +69,7 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       ['POST', '/workspaces/ws_x/resume'],
       ['PUT', '/workspaces/ws_x/message-cap', { message_cap: 5 }],
       ['POST', '/workspaces/ws_x/wallet/top-ups', { amount: 100 }],
+      ['POST', '/workspaces/ws_x/wallet/adjustments', { amount: -100, reason: 'x' }],
       ['GET', '/workspaces/ws_x/wallet'],
       ['POST', '/workspaces/ws_x/api-keys', { scopes: ['messages:send'] }],
       ['GET', '/workspaces/ws_x/api-keys'],
@@ -297,6 +298,76 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       expectError(await gateway.admin('POST', `/workspaces/${workspace.id}/wallet/top-ups`, body), 'invalid_request');
       const wallet = await gateway.admin('GET', `/workspaces/${workspace.id}/wallet`);
       expect(wallet.body).toMatchObject({ balance: 1000, count: 1 });
+    });
+
+    it('credits and debits with a reason, each a ledger entry and an audit entry, never below zero', async () => {
+      const workspace = await createWorkspace();
+      await gateway.admin('POST', `/workspaces/${workspace.id}/wallet/top-ups`, { amount: 10_000 });
+      const debit = await gateway.admin('POST', `/workspaces/${workspace.id}/wallet/adjustments`, { amount: -4_000, reason: 'top-up of 24/11 entered twice' });
+      expect(debit.status, debit.text).toBe(201);
+      expect(debit.body).toEqual({
+        balance: 6_000,
+        entry: {
+          id: expect.stringMatching(/^led_/),
+          kind: 'adjustment',
+          amount: -4_000,
+          balance_after: 6_000,
+          message_count: 0,
+          reference: null,
+          note: 'top-up of 24/11 entered twice',
+          created_at: expect.stringMatching(ISO_UTC),
+        },
+      });
+      const credit = await gateway.admin('POST', `/workspaces/${workspace.id}/wallet/adjustments`, { amount: 500, reason: 'goodwill for the outage' });
+      expect(credit.body).toMatchObject({ balance: 6_500, entry: { kind: 'adjustment', amount: 500, balance_after: 6_500 } });
+
+      // More than the balance: refused whole, nothing changes.
+      const tooMuch = await gateway.admin('POST', `/workspaces/${workspace.id}/wallet/adjustments`, { amount: -6_501, reason: 'x' });
+      expectError(tooMuch, 'invalid_request');
+      expect(tooMuch.body.error.message).toContain('would take the balance below zero: it holds 6500 VND');
+      const emptied = await gateway.admin('POST', `/workspaces/${workspace.id}/wallet/adjustments`, { amount: -6_500, reason: 'account closed' });
+      expect(emptied.body.balance).toBe(0);
+
+      const wallet = await gateway.admin('GET', `/workspaces/${workspace.id}/wallet`);
+      expect(wallet.body.ledger.map((entry: { kind: string; amount: number }) => [entry.kind, entry.amount])).toEqual([
+        ['adjustment', -6_500],
+        ['adjustment', 500],
+        ['adjustment', -4_000],
+        ['top_up', 10_000],
+      ]);
+      const activity = await gateway.admin('GET', `/workspaces/${workspace.id}/activity`);
+      const adjustments = activity.body.entries.filter((entry: { action: string }) => entry.action === 'wallet.adjust');
+      expect(adjustments[adjustments.length - 1]).toMatchObject({
+        actor: { kind: 'operator' },
+        target: debit.body.entry.id,
+        before: { balance: 10_000 },
+        after: { balance: 6_000, amount: -4_000, note: 'top-up of 24/11 entered twice' },
+      });
+    });
+
+    it.each([
+      ['no reason', { amount: -100 }],
+      ['an empty reason', { amount: -100, reason: '' }],
+      ['a blank reason', { amount: -100, reason: '   ' }],
+      ['zero', { amount: 0, reason: 'x' }],
+      ['a fraction', { amount: -10.5, reason: 'x' }],
+      ['an unknown field', { amount: 100, reason: 'x', currency: 'USD' }],
+    ])('refuses an adjustment with %s (400) and leaves balance and ledger alone', async (_what, body) => {
+      const workspace = await createWorkspace();
+      await gateway.admin('POST', `/workspaces/${workspace.id}/wallet/top-ups`, { amount: 1000 });
+      expectError(await gateway.admin('POST', `/workspaces/${workspace.id}/wallet/adjustments`, body), 'invalid_request');
+      const wallet = await gateway.admin('GET', `/workspaces/${workspace.id}/wallet`);
+      expect(wallet.body).toMatchObject({ balance: 1000, count: 1 });
+    });
+
+    it('keeps the balance at zero or above when debits race each other', async () => {
+      const workspace = await createWorkspace();
+      await gateway.admin('POST', `/workspaces/${workspace.id}/wallet/top-ups`, { amount: 1000 });
+      const debits = await Promise.all(Array.from({ length: 8 }, () => gateway.admin('POST', `/workspaces/${workspace.id}/wallet/adjustments`, { amount: -300, reason: 'race' })));
+      expect(debits.filter((response) => response.status === 201)).toHaveLength(3);
+      const wallet = await gateway.admin('GET', `/workspaces/${workspace.id}/wallet`);
+      expect(wallet.body.balance).toBe(100);
+      expect(wallet.body.count).toBe(4);
     });
 
     it('refuses bad ledger paging with 400', async () => {

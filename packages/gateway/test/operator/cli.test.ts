@@ -3,13 +3,18 @@
  * --json, human output, usage errors and exit codes, and one store shared with the HTTP API.
  * SQLite always (a temp TMS_DATA_DIR); PostgreSQL when TMS_TEST_DATABASE_URL is set.
  */
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/config.ts';
+import { resolveSecrets } from '../../src/config/secrets.ts';
+import { decryptSecret } from '../../src/lib/crypto.ts';
+import { openStore } from '../../src/store/database.ts';
 import { STORE_KINDS, createTestDatabase, httpRequest, type TestDatabase } from '../harness.ts';
-import { freePort, killAllTms, runAdminJson, runTms, startTms } from './processes.ts';
+import { REPO_ROOT, TMS_BIN, childEnvironment, freePort, killAllTms, runAdminJson, runTms, startTms } from './processes.ts';
 
 const FLOW_TIMEOUT_MS = 180_000;
 const STACK_FRAME = /\n\s+at /;
@@ -40,6 +45,9 @@ describe.each(STORE_KINDS)('tms admin (%s)', (kind) => {
       env.TMS_MASTER_KEY = randomBytes(32).toString('hex');
     }
     files = mkdtempSync(join(tmpdir(), 'tms-cli-files-'));
+    // As an operator sets up a host: `tms admin` works on an existing store, never creates one.
+    const migrated = await runTms(['migrate'], env);
+    if (migrated.code !== 0) throw new Error(`tms migrate exited ${migrated.code}: ${migrated.stderr}`);
   });
   afterAll(async () => {
     await killAllTms();
@@ -91,6 +99,18 @@ describe.each(STORE_KINDS)('tms admin (%s)', (kind) => {
       expect(wallet.ledger.map((entry: { amount: number }) => entry.amount)).toEqual([5000, 200_000]);
       expect((await admin('wallet', 'show', shopA.id, '--limit', '1')).ledger).toHaveLength(1);
       expect((await admin('workspaces', 'show', shopA.id)).balance).toBe(205_000);
+
+      const credit = await admin('wallet', 'credit', shopA.id, '1500', '--reason', 'goodwill for the outage');
+      expect(credit).toMatchObject({ balance: 206_500, entry: { kind: 'adjustment', amount: 1500, note: 'goodwill for the outage' } });
+      const debit = await admin('wallet', 'debit', shopA.id, '1500', '--reason', 'goodwill entered on the wrong shop');
+      expect(debit).toMatchObject({ balance: 205_000, entry: { kind: 'adjustment', amount: -1500, balance_after: 205_000 } });
+      const withoutReason = await human('wallet', 'debit', shopA.id, '100');
+      expect(withoutReason.code).toBe(1);
+      expect(withoutReason.stderr).toContain('--reason is required');
+      const belowZero = await human('wallet', 'debit', shopA.id, '205001', '--reason', 'x');
+      expect(belowZero.code).toBe(1);
+      expect(belowZero.stderr).toContain('would take the balance below zero: it holds 205000 VND');
+      expect((await admin('wallet', 'show', shopA.id)).balance).toBe(205_000);
     },
     FLOW_TIMEOUT_MS,
   );
@@ -294,7 +314,7 @@ describe.each(STORE_KINDS)('tms admin (%s)', (kind) => {
       });
 
       // None of the refused commands changed anything.
-      expect(await admin('wallet', 'show', shopA.id)).toMatchObject({ balance: 205_000, count: 2 });
+      expect(await admin('wallet', 'show', shopA.id)).toMatchObject({ balance: 205_000, count: 4 });
       expect((await admin('workspaces', 'list')).count).toBe(2);
       expect((await admin('keys', 'list', shopA.id)).count).toBe(2);
     },
@@ -346,14 +366,58 @@ describe.each(STORE_KINDS)('tms admin (%s)', (kind) => {
     },
     FLOW_TIMEOUT_MS,
   );
+  it(
+    "reads a sender account's secrets from a file or standard input, so they never need the command line",
+    async () => {
+      const shop = await admin('workspaces', 'create', '--name', 'Shop with secrets in a file');
+      const connect = (oa: string) => ['admin', 'sender-accounts', 'connect', shop.id, '--oa-id', oa, '--name', `OA ${oa}`, '--daily-quota', '10', '--app-id', 'app-b'];
+      const fromFile = { app_secret: `file-secret-${randomBytes(6).toString('hex')}`, refresh_token: `file-refresh-${randomBytes(6).toString('hex')}`, oa_secret_key: 'file-oa-secret' };
+      const secretsFile = join(files, 'oa-secrets.json');
+      writeFileSync(secretsFile, JSON.stringify(fromFile), { mode: 0o600 });
+      const fileOa = `oa${randomBytes(4).toString('hex')}`;
+      const viaFile = await runTms([...connect(fileOa), '--secrets-file', secretsFile, '--json'], env);
+      expect(viaFile.code, viaFile.stderr).toBe(0);
+      expect(JSON.parse(viaFile.stdout)).toMatchObject({ oa_id: fileOa, status: 'connected', has_oa_secret_key: true });
+
+      const fromStdin = { app_secret: `stdin-secret-${randomBytes(6).toString('hex')}`, refresh_token: `stdin-refresh-${randomBytes(6).toString('hex')}` };
+      const stdinOa = `oa${randomBytes(4).toString('hex')}`;
+      const viaStdin = spawnSync(process.execPath, [TMS_BIN, ...connect(stdinOa), '--secrets-file', '-', '--json'], { cwd: REPO_ROOT, env: childEnvironment(env), input: JSON.stringify(fromStdin), encoding: 'utf8' });
+      expect(viaStdin.status, viaStdin.stderr).toBe(0);
+      expect(JSON.parse(viaStdin.stdout)).toMatchObject({ oa_id: stdinOa, status: 'connected', has_oa_secret_key: false });
+
+      // What was stored is what the file and standard input held, encrypted under the master key.
+      const { config } = resolveSecrets(parseConfig(env));
+      const store = openStore(config.database);
+      try {
+        for (const [oa, secrets] of [[fileOa, fromFile], [stdinOa, fromStdin]] as const) {
+          const row = await store.db.selectFrom('sender_accounts').selectAll().where('oa_id', '=', oa).executeTakeFirstOrThrow();
+          expect(decryptSecret(row.encrypted_app_secret, config.masterKey!)).toBe(secrets.app_secret);
+          expect(decryptSecret(row.encrypted_refresh_token, config.masterKey!)).toBe(secrets.refresh_token);
+        }
+      } finally {
+        await store.close();
+      }
+
+      const both = await runTms([...connect(`oa${randomBytes(4).toString('hex')}`), '--secrets-file', secretsFile, '--app-secret', 'x'], env);
+      expect(both.code).toBe(1);
+      expect(both.stderr).toContain('either in --secrets-file or as flags, not both');
+      writeFileSync(secretsFile, JSON.stringify({ app_secret: 'only-this' }), { mode: 0o600 });
+      const incomplete = await runTms([...connect(`oa${randomBytes(4).toString('hex')}`), '--secrets-file', secretsFile], env);
+      expect(incomplete.code).toBe(1);
+      expect(incomplete.stderr).toContain('--secrets-file needs refresh_token');
+    },
+    FLOW_TIMEOUT_MS,
+  );
 });
 
 describe('tms admin usage errors', () => {
   let dataDir: string;
   const env = () => ({ TMS_DATA_DIR: dataDir, TMS_LOG_LEVEL: 'silent' });
   const human = (...args: string[]) => runTms(['admin', ...args], env());
-  beforeAll(() => {
+  beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'tms-cli-usage-'));
+    const migrated = await runTms(['migrate'], env());
+    if (migrated.code !== 0) throw new Error(`tms migrate exited ${migrated.code}: ${migrated.stderr}`);
   });
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 

@@ -78,11 +78,13 @@ describe.each(STORE_KINDS)('console users, operator side (%s)', (kind) => {
     const key = (await owner.request('POST', '/console/api/api-keys', { body: { name: 'POS', scopes: ['messages:send'] } })).body;
     const log = await gateway.admin('GET', `/workspaces/${fresh.workspaceId}/activity`);
     expectStatus(log, 200);
-    expect(log.body).toMatchObject({ count: 2, has_more: false });
-    expect(log.body.entries).toEqual([
+    // The console's key and the operator's invitation, then the operator's set-up of the workspace (seedWorkspace).
+    expect(log.body).toMatchObject({ count: 7, has_more: false });
+    expect(log.body.entries.slice(0, 2)).toEqual([
       expect.objectContaining({ action: 'api_key.create', target: key.id, actor: { kind: 'console_user', id: invited.user.id, email: invited.user.email } }),
       expect.objectContaining({ action: 'team.invite', target: invited.user.id, actor: { kind: 'operator', id: null, email: null }, before: null, after: { email: invited.user.email, role: 'owner' } }),
     ]);
+    expect(log.body.entries.slice(2).map((entry: { action: string }) => entry.action)).toEqual(['api_key.create', 'template.register', 'sender_account.connect', 'wallet.top_up', 'workspace.create']);
     const page = await gateway.admin('GET', `/workspaces/${fresh.workspaceId}/activity?limit=1`);
     expect(page.body).toMatchObject({ count: 1, has_more: true });
     expect(page.body.entries[0].action).toBe('api_key.create');

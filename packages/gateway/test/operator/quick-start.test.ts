@@ -231,9 +231,11 @@ describe('quick start: tms start on a fresh embedded data directory', () => {
   );
 
   it(
-    'adds no demo to a directory the operator already set up with tms admin',
+    'adds no demo to a directory the operator already set up with tms migrate and tms admin',
     async () => {
       const dir = tempDir();
+      const migrated = await runTms(['migrate'], { TMS_DATA_DIR: dir, TMS_LOG_LEVEL: 'silent' });
+      expect(migrated.code, migrated.stderr).toBe(0);
       const created = await runTms(['admin', 'workspaces', 'create', '--name', 'Production shop', '--json'], { TMS_DATA_DIR: dir, TMS_LOG_LEVEL: 'silent' });
       expect(created.code, created.stderr).toBe(0);
       const port = await freePort();
@@ -314,7 +316,8 @@ describe.each(STORE_KINDS)('tms start, migrate and worker as processes (%s)', (k
     'tms worker runs without the HTTP API and exits 0 on SIGTERM',
     async () => {
       const env = await freshEnvironment();
-      const worker = startTms(['worker'], env);
+      // Its probes' server takes PORT like `tms api`'s: any free one here.
+      const worker = startTms(['worker'], { ...env, PORT: '0' });
       try {
         await worker.waitForOutput(STARTED);
         expect(worker.stdout()).not.toContain(BANNER);

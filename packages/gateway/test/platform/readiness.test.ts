@@ -104,8 +104,12 @@ describe.each(STORE_KINDS)('readiness and metrics of `tms start` with its worker
     expect(metrics.status).toBe(200);
     expect([...loopAges(metrics.text).keys()].sort()).toEqual(['dispatch_claims', 'dispatch_reconcile', 'dispatch_sends', 'webhook_claims', 'webhook_deliveries']);
     const lines = metrics.text.split('\n');
-    expect(lines.filter((line) => line.startsWith('tms_process_process_start_time_seconds '))).toHaveLength(1);
+    expect(lines.filter((line) => line.startsWith('tms_process_start_time_seconds '))).toHaveLength(1);
     expect(lines.filter((line) => line.startsWith('tms_queue_messages{state="queued"} '))).toHaveLength(1);
+    // Request counts of both threads are summed into one series, not listed once per thread.
+    expect(lines.filter((line) => line.startsWith('tms_http_requests_total{method="GET",route="/readyz",status_class="2xx"} '))).toEqual([
+      'tms_http_requests_total{method="GET",route="/readyz",status_class="2xx"} 1',
+    ]);
     expect(await tms.stop()).toEqual({ code: 0, signal: null });
   });
 

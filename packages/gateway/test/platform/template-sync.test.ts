@@ -154,7 +154,7 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
       expect(result).toEqual({
         workspace_id: workspaceId,
         count: 1,
-        accounts: [{ oa_id: DEMO_OA, created: 3, updated: 0, unchanged: 0, failed: [], error: null }],
+        accounts: [{ oa_id: DEMO_OA, created: 3, updated: 0, unchanged: 0, failed: [], error: null, skipped: false }],
       });
 
       const synced = await templates(workspaceId);
@@ -177,7 +177,7 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
       for (const row of await rows(workspaceId)) expect(row).toMatchObject({ price_source: 'platform', synced_at: expect.any(Number) });
 
       // Nothing changed on the platform: nothing changes here.
-      expect((await sync(workspaceId)).accounts).toEqual([{ oa_id: DEMO_OA, created: 0, updated: 0, unchanged: 3, failed: [], error: null }]);
+      expect((await sync(workspaceId)).accounts).toEqual([{ oa_id: DEMO_OA, created: 0, updated: 0, unchanged: 3, failed: [], error: null, skipped: false }]);
 
       // A platform-priced template follows the platform's price.
       sim.control.updateTemplate('250002', { price: '275.0' });
@@ -204,7 +204,7 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
   it('pages through more than one page of the platform list', async () => {
     const workspaceId = await workspaceWith(oaOf(PAGING_OA));
     const result = await sync(workspaceId);
-    expect(result.accounts).toEqual([{ oa_id: oaOf(PAGING_OA).oa_id, created: MANY_TEMPLATES, updated: 0, unchanged: 0, failed: [], error: null }]);
+    expect(result.accounts).toEqual([{ oa_id: oaOf(PAGING_OA).oa_id, created: MANY_TEMPLATES, updated: 0, unchanged: 0, failed: [], error: null, skipped: false }]);
     expect((await rows(workspaceId)).map((row) => row.template_id)).toEqual(manyTemplates.map((template) => template.template_id).sort());
   });
 
@@ -227,7 +227,7 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
     );
 
     const first = await sync(workspaceId);
-    expect(first.accounts).toEqual([{ oa_id: oa.oa_id, created: 1, updated: 1, unchanged: 0, failed: [], error: null }]);
+    expect(first.accounts).toEqual([{ oa_id: oa.oa_id, created: 1, updated: 1, unchanged: 0, failed: [], error: null, skipped: false }]);
     let synced = await templates(workspaceId);
     expect(synced[registered]).toMatchObject({
       name: platform[0]!.name,
@@ -250,7 +250,7 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
     sim.control.updateTemplate(registered, { price: '1.0', name: 'Order shipped, renamed' });
     try {
       const second = await sync(workspaceId);
-      expect(second.accounts).toEqual([{ oa_id: oa.oa_id, created: 0, updated: 1, unchanged: 1, failed: [], error: null }]);
+      expect(second.accounts).toEqual([{ oa_id: oa.oa_id, created: 0, updated: 1, unchanged: 1, failed: [], error: null, skipped: false }]);
       synced = await templates(workspaceId);
       expect(synced[discovered].price).toBe(999);
       expect(synced[registered]).toMatchObject({ name: 'Order shipped, renamed', price: 1200 });
@@ -295,6 +295,7 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
           unchanged: 0,
           failed: [{ template_id: '269999', error: expect.stringMatching(/does not list it .* answers -109 .*left as it is/) }],
           error: null,
+          skipped: false,
         },
       ]);
       const listed = await ok(gateway.request('GET', '/api/v1/templates', { key }));
@@ -322,7 +323,7 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
   it('the admin route syncs one account on request and refuses what it should', async () => {
     const oa = oaOf(3);
     const workspaceId = await workspaceWith(oa);
-    expect((await sync(workspaceId, { oa_id: oa.oa_id })).accounts).toEqual([{ oa_id: oa.oa_id, created: 2, updated: 0, unchanged: 0, failed: [], error: null }]);
+    expect((await sync(workspaceId, { oa_id: oa.oa_id })).accounts).toEqual([{ oa_id: oa.oa_id, created: 2, updated: 0, unchanged: 0, failed: [], error: null, skipped: false }]);
     // An empty JSON body is no body.
     const empty = await gateway.request('POST', `/admin/v1/workspaces/${workspaceId}/templates/sync`, {
       key: gateway.config.adminToken!,
@@ -358,7 +359,7 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
       };
 
       const json = await runAdminJson(['templates', 'sync', workspaceId], env);
-      expect(json).toEqual({ workspace_id: workspaceId, count: 1, accounts: [{ oa_id: oa.oa_id, created: 2, updated: 0, unchanged: 0, failed: [], error: null }] });
+      expect(json).toEqual({ workspace_id: workspaceId, count: 1, accounts: [{ oa_id: oa.oa_id, created: 2, updated: 0, unchanged: 0, failed: [], error: null, skipped: false }] });
       expect(Object.keys(await templates(workspaceId))).toEqual(idsOf(4));
 
       sim.control.updateTemplate(first, { status: 'REJECT' });
@@ -403,7 +404,7 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
         const result = await sync(workspaceId);
         sim.control.clearFaults();
         expect(result.accounts, JSON.stringify(faults)).toEqual([
-          { oa_id: oa.oa_id, created: 0, updated: 0, unchanged: 0, failed: [], error: expect.stringContaining('unavailable') },
+          { oa_id: oa.oa_id, created: 0, updated: 0, unchanged: 0, failed: [], error: expect.stringContaining('unavailable'), skipped: false },
         ]);
         expect(await rows(workspaceId)).toEqual(before);
       }
@@ -415,12 +416,12 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
       const parts = { ...gateway.runtime, accessTokens: new AccessTokens(gateway.runtime) };
       const down = await syncTemplates({ ctx: createContext(parts, { kind: 'operator' }), input: { workspaceId } });
       sim.control.clearFaults();
-      expect(down).toEqual([{ oaId: oa.oa_id, created: 0, updated: 0, unchanged: 0, failed: [], error: expect.stringContaining('unavailable') }]);
+      expect(down).toEqual([{ oaId: oa.oa_id, created: 0, updated: 0, unchanged: 0, failed: [], error: expect.stringContaining('unavailable'), skipped: false }]);
       expect(await rows(workspaceId)).toEqual(before);
       expect((await gateway.admin('GET', `/workspaces/${workspaceId}/sender-accounts`)).body.sender_accounts[0]).toMatchObject({ status: 'connected', token_problem: null });
 
       // After the outage the change arrives.
-      expect((await sync(workspaceId)).accounts).toEqual([{ oa_id: oa.oa_id, created: 0, updated: 1, unchanged: 1, failed: [], error: null }]);
+      expect((await sync(workspaceId)).accounts).toEqual([{ oa_id: oa.oa_id, created: 0, updated: 1, unchanged: 1, failed: [], error: null, skipped: false }]);
       expect((await templates(workspaceId))[first]).toMatchObject({ status: 'DISABLE', name: 'Changed during the outage' });
       expect((await templates(workspaceId))[second]).toMatchObject({ status: 'ENABLE' });
     } finally {
@@ -436,17 +437,19 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
 
     // The platform forgets the access token the gateway holds: sync refreshes and goes on.
     sim.control.expireAccessTokens(oa.oa_id);
-    expect((await sync(workspaceId)).accounts).toEqual([{ oa_id: oa.oa_id, created: 0, updated: 0, unchanged: 2, failed: [], error: null }]);
+    expect((await sync(workspaceId)).accounts).toEqual([{ oa_id: oa.oa_id, created: 0, updated: 0, unchanged: 2, failed: [], error: null, skipped: false }]);
 
     // Now the refresh token is refused too: the operator must connect the account again.
     const before = await rows(workspaceId);
     sim.control.expireAccessTokens(oa.oa_id);
     sim.control.revokeRefreshToken(oa.oa_id);
     const refused = await sync(workspaceId, { oa_id: oa.oa_id });
-    expect(refused.accounts).toEqual([{ oa_id: oa.oa_id, created: 0, updated: 0, unchanged: 0, failed: [], error: expect.stringContaining('must be connected again') }]);
+    expect(refused.accounts).toEqual([{ oa_id: oa.oa_id, created: 0, updated: 0, unchanged: 0, failed: [], error: expect.stringContaining('must be connected again'), skipped: false }]);
     expect(await rows(workspaceId)).toEqual(before);
-    // The periodic sync skips an account that is not connected; asked for by id, it says why.
-    expect((await sync(workspaceId)).accounts).toEqual([]);
+    // A sync of the whole workspace skips an account that is not connected, and says so; asked for by id, it says why.
+    expect((await sync(workspaceId)).accounts).toEqual([
+      { oa_id: oa.oa_id, created: 0, updated: 0, unchanged: 0, failed: [], error: expect.stringMatching(/^skipped: it needs a new refresh token \(.*connect the sender account again/), skipped: true },
+    ]);
     expect((await sync(workspaceId, { oa_id: oa.oa_id })).accounts[0]!.error).toContain('must be connected again');
   });
 
@@ -461,7 +464,7 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
     expect((await templates(demoWorkspace))['250003'].name).toBe('Appointment reminder');
     // Same answer through the service directly: everything is now up to date.
     const again = await syncTemplates({ ctx: runtime.contextFor({ kind: 'operator' }), input: { workspaceId: demoWorkspace } });
-    expect(again).toEqual([{ oaId: DEMO_OA, created: 0, updated: 0, unchanged: 3, failed: [], error: null }]);
+    expect(again).toEqual([{ oaId: DEMO_OA, created: 0, updated: 0, unchanged: 3, failed: [], error: null, skipped: false }]);
   });
 });
 

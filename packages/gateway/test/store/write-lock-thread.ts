@@ -9,7 +9,7 @@ import { WriteLock } from '../../src/store/write-lock.ts';
 
 const { file, lockBuffer, role, holdMs } = workerData as { file: string; lockBuffer: SharedArrayBuffer; role: 'holder' | 'waiter'; holdMs: number };
 const port = parentPort!;
-const store = openStore({ kind: 'sqlite', file }, new WriteLock(lockBuffer));
+const store = openStore({ kind: 'sqlite', file }, { writeLock: new WriteLock(lockBuffer) });
 
 if (role === 'holder') {
   // Holds the write lock for holdMs inside a transaction, as a slow group commit would.

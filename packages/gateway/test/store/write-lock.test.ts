@@ -1,11 +1,10 @@
 import { sql } from 'kysely';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
+import { spawnModuleThread } from '../../src/lib/module-thread.ts';
 import { openStore } from '../../src/store/database.ts';
 import { WriteLock } from '../../src/store/write-lock.ts';
 
@@ -17,11 +16,7 @@ interface Message {
 
 /** A thread running write-lock-thread.ts through the same TypeScript loader as `tms start` from its sources. */
 function startThread(data: { file: string; lockBuffer: SharedArrayBuffer; role: 'holder' | 'waiter'; holdMs: number }): Worker {
-  // tsx's ESM entry (require.resolve would give its CommonJS one, which cannot register here).
-  const loader = pathToFileURL(join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs')).href;
-  const entry = new URL('./write-lock-thread.ts', import.meta.url).href;
-  const bootstrap = `import(${JSON.stringify(loader)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); })`;
-  return new Worker(bootstrap, { eval: true, workerData: data });
+  return spawnModuleThread(import.meta.url, 'write-lock-thread', data);
 }
 
 function nextMessage(thread: Worker, kind: Message['kind']): Promise<Message> {

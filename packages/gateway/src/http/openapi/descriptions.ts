@@ -52,6 +52,8 @@ export const OPERATOR_TAGS: TagObject[] = [
   { name: 'Sender accounts and templates', description: 'Zalo Official Accounts with their ZNS credentials, and the templates they send with their params and prices.' },
   { name: 'Webhook deliveries', description: 'The delivery-report outbox: each report with its attempt log, and redelivery after an outage.' },
   { name: 'Console users', description: "People of a workspace who sign in to the console (the operator invites the first owner), and the workspace's activity log." },
+  { name: 'Support', description: "A customer's messages (by msg_id, tracking_id or phone, in one workspace or all) and quota, without the customer's API key." },
+  { name: 'Operators and audit', description: 'Named operator tokens (each person and automation its own; TMS_ADMIN_TOKEN is the bootstrap token) and the audit log of every operator and console change.' },
   { name: 'Operations', description: 'Liveness and readiness probes and the Prometheus metrics.' },
   { name: 'Platform', description: 'Endpoints the ZNS platform calls (set in the Zalo app), not customers.' },
 ];

@@ -34,6 +34,17 @@ export const CHARGE_ENTRY = {
   created_at: EXAMPLE.createdAt,
 } as const;
 
+export const ADJUSTMENT_ENTRY = {
+  id: 'led_01KAT4B2C4D6E8F0G2H4J6K8M0',
+  kind: 'adjustment',
+  amount: -150_000,
+  balance_after: 2_349_400,
+  message_count: 0,
+  reference: null,
+  note: 'Hoá đơn 2026-11 tính trùng: hoàn lại khoản nạp thừa',
+  created_at: '2026-11-25T02:10:00.000Z',
+} as const;
+
 export const API_KEY = {
   id: EXAMPLE.apiKeyId,
   workspace_id: EXAMPLE.workspaceId,

@@ -1,12 +1,15 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { safeEqual } from '../../lib/crypto.ts';
 import { authenticateApiKey, type AuthenticatedKey, type Scope } from '../../services/authentication.ts';
+import type { OperatorCaller } from '../../services/context.ts';
 import { ApiError } from '../../services/errors.ts';
+import { authenticateOperator } from '../../services/operator-tokens.ts';
 import { requestLog, type RouteDependencies } from '../route-support.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     caller?: AuthenticatedKey;
+    /** The operator behind an /admin/v1 (or /metrics) request. */
+    operator?: OperatorCaller;
   }
 }
 
@@ -36,11 +39,22 @@ export function requireScope(route: RouteDependencies, scope: Scope) {
   };
 }
 
-/** The operator API: Authorization: Bearer <TMS_ADMIN_TOKEN>, compared in constant time; an onRequest hook like requireScope. */
-export function requireAdmin(adminToken: string) {
+/** An onRequest hook like requireScope, or the operator's own: the guard of what only operators see. */
+export type RequestGuard = (request: FastifyRequest) => Promise<void>;
+
+/**
+ * The operator API, /metrics and the operator reference: Authorization: Bearer with a named
+ * operator token or TMS_ADMIN_TOKEN (the bootstrap token, compared in constant time). Who it is
+ * goes with the request, for the audit log.
+ */
+export function requireOperator(route: RouteDependencies): RequestGuard {
+  const bootstrapToken = route.config.adminToken;
+  if (!bootstrapToken) throw new Error('the operator API needs an admin token');
   return async (request: FastifyRequest): Promise<void> => {
     const authorization = request.headers.authorization ?? '';
     const token = /^bearer\s+/i.test(authorization) ? authorization.replace(/^bearer\s+/i, '').trim() : '';
-    if (!token || !safeEqual(token, adminToken)) throw new ApiError('unauthenticated', 'missing or wrong operator token');
+    const operator = await authenticateOperator(route.contextFor({ kind: 'anonymous' }, requestLog(request)), token, bootstrapToken);
+    if (!operator) throw new ApiError('unauthenticated', 'missing or wrong operator token');
+    request.operator = operator;
   };
 }

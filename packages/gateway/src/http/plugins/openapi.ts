@@ -6,7 +6,7 @@ import type { OpenApiDocument } from '../openapi/document-types.ts';
 import { registerReferencePages } from '../openapi/pages.ts';
 import { ALL_SECURITY_SCHEMES } from '../openapi/shared-components.ts';
 import { ErrorBody } from '../schemas.ts';
-import { requireAdmin } from './guards.ts';
+import type { RequestGuard } from './guards.ts';
 
 export const PUBLIC_DOCUMENT_URL = '/openapi.json';
 export const OPERATOR_DOCUMENT_URL = '/admin/v1/openapi.json';
@@ -14,7 +14,7 @@ export const CONSOLE_DOCUMENT_URL = '/console/api/openapi.json';
 
 export interface OpenApiSettings {
   /** Guards the operator document, like the operator API it describes. */
-  adminToken: string | null;
+  requireOperator: RequestGuard;
   /** The delivery-report rules the public document states. */
   webhooks: WebhookRules;
 }
@@ -25,8 +25,6 @@ export interface OpenApiSettings {
  * operator token), generated from the routes' schemas, and the pages of the first and last.
  */
 export async function registerOpenApi(app: FastifyInstance, settings: OpenApiSettings): Promise<void> {
-  const adminToken = settings.adminToken;
-  if (!adminToken) throw new Error('the operator reference needs an admin token');
   app.addSchema(ErrorBody);
   await app.register(swagger, {
     openapi: { openapi: '3.1.0', info: { title: 'TMS', version: '1.0.0' }, components: { securitySchemes: ALL_SECURITY_SCHEMES } },
@@ -46,7 +44,7 @@ export async function registerOpenApi(app: FastifyInstance, settings: OpenApiSet
   app.get(CONSOLE_DOCUMENT_URL, { schema: { hide: true } }, async (_request, reply) =>
     reply.header('x-content-type-options', 'nosniff').send(documentsOf().console),
   );
-  app.get(OPERATOR_DOCUMENT_URL, { schema: { hide: true }, onRequest: requireAdmin(adminToken) }, async (_request, reply) =>
+  app.get(OPERATOR_DOCUMENT_URL, { schema: { hide: true }, onRequest: settings.requireOperator }, async (_request, reply) =>
     reply.header('x-content-type-options', 'nosniff').header('cache-control', 'no-store').send(documentsOf().operator),
   );
   registerReferencePages(app, { publicUrl: PUBLIC_DOCUMENT_URL, operatorUrl: OPERATOR_DOCUMENT_URL });

@@ -21,6 +21,7 @@ function presentSyncSummary(summary: TemplateSyncSummary): Static<typeof Templat
     unchanged: summary.unchanged,
     failed: summary.failed.map((failure) => ({ template_id: failure.templateId, error: failure.error })),
     error: summary.error,
+    skipped: summary.skipped,
   };
 }
 

@@ -3,7 +3,8 @@ import { formatUtc } from '../../lib/vietnam-time.ts';
 import type { AuditLogRow } from '../../services/vocabulary.ts';
 import type { ActivityEntrySchema } from '../routes/console/access-schemas.ts';
 
-function stateOf(json: string | null): Record<string, unknown> | null {
+/** An audit entry's stored values (JSON text, or null), as the answers show them. */
+export function stateOf(json: string | null): Record<string, unknown> | null {
   return json === null ? null : (JSON.parse(json) as Record<string, unknown>);
 }
 
@@ -12,7 +13,8 @@ export function presentActivityEntry(row: AuditLogRow): Static<typeof ActivityEn
   return {
     id: row.id,
     at: formatUtc(row.created_at),
-    actor: { kind: row.actor_kind, id: row.actor_id, email: row.actor_kind === 'console_user' ? row.actor_label : null },
+    // Which operator acted is the operator's business (tms admin audit); a workspace sees "the operator".
+    actor: row.actor_kind === 'console_user' ? { kind: row.actor_kind, id: row.actor_id, email: row.actor_label } : { kind: row.actor_kind, id: null, email: null },
     action: row.action,
     target: row.target,
     before: stateOf(row.before_state),

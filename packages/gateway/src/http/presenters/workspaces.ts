@@ -36,7 +36,7 @@ export function presentLedgerEntry(row: LedgerRow): Static<typeof LedgerEntrySch
 }
 
 /** The answer to a top-up: the balance it left and its ledger entry. */
-export function presentTopUp(entry: LedgerRow) {
+export function presentBalanceChange(entry: LedgerRow) {
   return { balance: entry.balance_after, entry: presentLedgerEntry(entry) };
 }
 

@@ -1,12 +1,10 @@
-import { requireAdmin } from '../plugins/guards.ts';
+import { requireOperator } from '../plugins/guards.ts';
 import { operatorContextOf, type App, type RouteDependencies } from '../route-support.ts';
 import { renderMetrics } from '../../services/health.ts';
 import { OPERATOR_ERRORS } from '../openapi/common-errors.ts';
 
 /** GET /metrics: Prometheus text format, behind the operator token (queue and error figures are operational data). */
 export function registerMetrics(app: App, route: RouteDependencies): void {
-  const adminToken = route.config.adminToken;
-  if (!adminToken) throw new Error('/metrics needs an admin token');
   const schema = {
     tags: ['Operations'],
     operationId: 'getMetrics',
@@ -32,7 +30,7 @@ export function registerMetrics(app: App, route: RouteDependencies): void {
     },
     'x-error-types': OPERATOR_ERRORS,
   };
-  app.get('/metrics', { schema, onRequest: requireAdmin(adminToken) }, async (request, reply) => {
+  app.get('/metrics', { schema, onRequest: requireOperator(route) }, async (request, reply) => {
     const { contentType, body } = await renderMetrics({ ctx: operatorContextOf(request, route), input: {} });
     return reply.type(contentType).send(body);
   });

@@ -3,6 +3,8 @@ import { createSecretToken, createSortableId } from '../../lib/ids.ts';
 import { findWebhookUrlProblem } from '../../lib/webhook-url.ts';
 import { findApiKey, insertApiKey, listApiKeys as selectApiKeys, updateApiKey } from '../../store/api-keys.ts';
 import type { ApiKeyRow } from '../../store/schema.ts';
+import { formatUtcOrNull } from '../../lib/vietnam-time.ts';
+import { recordAudit } from '../audit.ts';
 import type { Scope } from '../authentication.ts';
 import type { ConsoleUserCaller, Context, OperatorCaller, VerbCall } from '../context.ts';
 import { ApiError, badRequest } from '../errors.ts';
@@ -74,6 +76,13 @@ export async function createApiKey({ ctx, input }: VerbCall<KeyManager, NewApiKe
     last_used_at: null,
   };
   await insertApiKey(ctx.store.db, row);
+  await recordAudit(ctx, {
+    action: 'api_key.create',
+    workspaceId: row.workspace_id,
+    target: row.id,
+    before: null,
+    after: { name: row.name, key_prefix: row.key_prefix, scopes: JSON.parse(row.scopes) as string[], webhook_url: row.webhook_url, rate_limit_per_second: row.rate_limit_per_second },
+  });
   return { row, secret };
 }
 
@@ -90,22 +99,11 @@ export interface ApiKeyChanges {
   rate_limit_per_second?: number | null;
 }
 
-/** A key as it was and as a change left it (the same row when nothing changed). */
-export interface ChangedApiKey {
-  before: ApiKeyRow;
-  after: ApiKeyRow;
-}
-
 /**
  * Revokes a key or changes its name, webhook URL or rate limit. The change takes effect at once in
  * this process, and the key's pending delivery reports follow it (cancelled or readdressed).
  */
-export async function changeApiKey(call: VerbCall<KeyManager, { id: string } & ApiKeyChanges>): Promise<ApiKeyRow> {
-  return (await changeApiKeyTracked(call)).after;
-}
-
-/** changeApiKey, answering the key as it was too (for the console's activity log). */
-export async function changeApiKeyTracked({ ctx, input }: VerbCall<KeyManager, { id: string } & ApiKeyChanges>): Promise<ChangedApiKey> {
+export async function changeApiKey({ ctx, input }: VerbCall<KeyManager, { id: string } & ApiKeyChanges>): Promise<ApiKeyRow> {
   const { id } = input;
   const existing = await requireManagedApiKey(ctx, id);
   checkWebhookUrl(ctx, input.webhook_url);
@@ -115,10 +113,28 @@ export async function changeApiKeyTracked({ ctx, input }: VerbCall<KeyManager, {
   if (input.webhook_url !== undefined) update.webhook_url = input.webhook_url;
   if (input.rate_limit_per_second !== undefined) update.rate_limit_per_second = input.rate_limit_per_second;
   // An empty change (PATCH {}) has nothing to SET: answer with the key as it is.
-  if (Object.keys(update).length === 0) return { before: existing, after: existing };
+  if (Object.keys(update).length === 0) return existing;
   const row = await updateApiKey(ctx.store.db, id, update);
   if (!row) throw new ApiError('api_key_not_found', `API key ${id} not found`);
   ctx.parts.apiKeys.forgetAll();
   await applyKeyChangeToDeliveries({ ctx, input: { before: existing, after: row } });
-  return { before: existing, after: row };
+  await auditKeyChange(ctx, existing, row);
+  return row;
+}
+
+const AUDITED_KEY_FIELDS = ['name', 'webhook_url', 'rate_limit_per_second', 'revoked_at'] as const;
+
+/** One activity entry per change, named by what matters most in it; nothing when nothing changed. */
+async function auditKeyChange(ctx: Context<KeyManager>, before: ApiKeyRow, after: ApiKeyRow): Promise<void> {
+  const fields = AUDITED_KEY_FIELDS.filter((field) => before[field] !== after[field]);
+  if (fields.length === 0) return;
+  const action = fields.includes('revoked_at')
+    ? 'api_key.revoke'
+    : fields.includes('webhook_url')
+      ? 'api_key.webhook_change'
+      : fields.includes('rate_limit_per_second')
+        ? 'api_key.rate_limit_change'
+        : 'api_key.rename';
+  const valuesOf = (row: ApiKeyRow) => Object.fromEntries(fields.map((field) => [field, field === 'revoked_at' ? formatUtcOrNull(row.revoked_at) : row[field]]));
+  await recordAudit(ctx, { action, workspaceId: after.workspace_id, target: after.id, before: valuesOf(before), after: valuesOf(after) });
 }

@@ -2,8 +2,9 @@ import { encryptSecret } from '../../lib/crypto.ts';
 import { MAX_COUNT } from '../../lib/limits.ts';
 import { headerValueProblem } from '../../platform/header-value.ts';
 import type { SenderAccountRow } from '../../store/schema.ts';
-import { listSenderAccounts as selectSenderAccounts, upsertSenderAccount } from '../../store/sender-accounts.ts';
-import type { OperatorCaller, VerbCall } from '../context.ts';
+import { changeSenderAccountStatus, findSenderAccount, listSenderAccounts as selectSenderAccounts, upsertSenderAccount } from '../../store/sender-accounts.ts';
+import { recordAudit } from '../audit.ts';
+import type { Context, OperatorCaller, VerbCall } from '../context.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import { requireMasterKey, requireWholeNumber, requireWorkspace } from './preconditions.ts';
 
@@ -70,10 +71,59 @@ export async function connectSenderAccount({ ctx, input }: VerbCall<OperatorCall
   });
   if (!row) throw new ApiError('sender_account_taken', `sender account ${input.oa_id} is connected to another workspace`);
   ctx.parts.catalog.forgetSenderAccount(workspaceId, input.oa_id);
+  // The credentials themselves never go into the log: only which ones were given.
+  await recordAudit(ctx, {
+    action: 'sender_account.connect',
+    workspaceId,
+    target: row.oa_id,
+    before: null,
+    after: { name: row.name, default_mode: row.default_mode, daily_quota: row.daily_quota, app_id: row.app_id, has_oa_secret_key: row.encrypted_oa_secret_key !== null, has_rsa_public_key: row.rsa_public_key !== null },
+  });
   return row;
 }
 
 export async function listSenderAccounts({ ctx, input }: VerbCall<OperatorCaller, { workspaceId: string }>): Promise<SenderAccountRow[]> {
   await requireWorkspace(ctx, input.workspaceId);
   return selectSenderAccounts(ctx.store.db, input.workspaceId);
+}
+
+async function requireSenderAccount(ctx: Context<OperatorCaller>, workspaceId: string, oaId: string): Promise<SenderAccountRow> {
+  await requireWorkspace(ctx, workspaceId);
+  const account = await findSenderAccount(ctx.store.db, workspaceId, oaId);
+  if (!account) throw new ApiError('sender_account_not_found', `sender account ${oaId} not found in workspace ${workspaceId}`);
+  return account;
+}
+
+async function setStatus(ctx: Context<OperatorCaller>, account: SenderAccountRow, to: SenderAccountRow['status'], action: string): Promise<SenderAccountRow> {
+  const { workspace_id: workspaceId, oa_id: oaId } = account;
+  const changed = await changeSenderAccountStatus(ctx.store.db, { workspaceId, oaId, from: [account.status], to, now: ctx.clock() });
+  // Another change came first (a token refresh marking it relogin_required, say): answer the account as it is now.
+  if (!changed) return requireSenderAccount(ctx, workspaceId, oaId);
+  ctx.parts.catalog.forgetSenderAccount(workspaceId, oaId);
+  await recordAudit(ctx, { action, workspaceId, target: oaId, before: { status: account.status }, after: { status: changed.status } });
+  return changed;
+}
+
+/**
+ * Stops a sender account from sending: new sends naming it are refused (409
+ * sender_account_not_connected) and its queued messages fail at dispatch with a refund. Its
+ * credentials stay, so reconnect() resumes it. Disconnecting a disconnected account changes nothing.
+ */
+export async function disconnectSenderAccount({ ctx, input }: VerbCall<OperatorCaller, { workspaceId: string; oaId: string }>): Promise<SenderAccountRow> {
+  const account = await requireSenderAccount(ctx, input.workspaceId, input.oaId);
+  if (account.status === 'disconnected') return account;
+  return setStatus(ctx, account, 'disconnected', 'sender_account.disconnect');
+}
+
+/**
+ * Lets a disconnected sender account send again with the credentials it has. One that needs a new
+ * refresh token (relogin_required) is connected again with new credentials instead.
+ */
+export async function reconnectSenderAccount({ ctx, input }: VerbCall<OperatorCaller, { workspaceId: string; oaId: string }>): Promise<SenderAccountRow> {
+  const account = await requireSenderAccount(ctx, input.workspaceId, input.oaId);
+  if (account.status === 'connected') return account;
+  if (account.status === 'relogin_required') {
+    throw badRequest(`sender account ${input.oaId} needs a new refresh token: connect it again with new credentials (sender-accounts connect)`);
+  }
+  return setStatus(ctx, account, 'connected', 'sender_account.reconnect');
 }

@@ -2,6 +2,7 @@ import { MAX_INT32, MAX_PRICE_VND } from '../../lib/limits.ts';
 import type { TemplateRow, TemplateStatus } from '../../store/schema.ts';
 import { findSenderAccount } from '../../store/sender-accounts.ts';
 import { listTemplates as selectTemplates, upsertTemplate, type TemplateWithOaName } from '../../store/templates.ts';
+import { recordAudit } from '../audit.ts';
 import type { OperatorCaller, VerbCall } from '../context.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { TemplateParam } from '../template-data.ts';
@@ -55,6 +56,13 @@ export async function registerTemplate({ ctx, input }: VerbCall<OperatorCaller, 
   const saved = await upsertTemplate(ctx.store.db, row);
   if (!saved) throw new ApiError('template_taken', `template ${input.template_id} belongs to another workspace`);
   ctx.parts.catalog.forgetTemplate(workspaceId, input.template_id);
+  await recordAudit(ctx, {
+    action: 'template.register',
+    workspaceId,
+    target: saved.template_id,
+    before: null,
+    after: { oa_id: saved.oa_id, name: saved.name, status: saved.status, price: saved.price, params: input.params.map((param) => param.name) },
+  });
   return { ...saved, oa_name: account.name };
 }
 

@@ -11,7 +11,7 @@ import { WebhookTransport } from '../../lib/webhook-transport.ts';
 import { deliveryReportBody } from '../../infrastructure/delivery-event-writer.ts';
 import { listSenderAccounts } from '../../store/sender-accounts.ts';
 import { requireManagedApiKey } from '../admin/api-keys.ts';
-import { requireMasterKey } from '../admin/preconditions.ts';
+import { requireMasterKeyRing } from '../master-keys.ts';
 import type { ConsoleUserCaller, VerbCall } from '../context.ts';
 import { badRequest } from '../errors.ts';
 
@@ -56,7 +56,7 @@ export async function sendTestReport({ ctx, input }: VerbCall<ConsoleUserCaller,
   );
   const bytes = Buffer.from(body, 'utf8');
   const headers = {
-    ...deliveryReportHeaders({ body: bytes, signingKey: decryptSecret(key.encrypted_key, requireMasterKey(ctx)), deliveryId: createSortableId('dlv_test', now) }),
+    ...deliveryReportHeaders({ body: bytes, signingKey: decryptSecret(key.encrypted_key, requireMasterKeyRing(ctx)), deliveryId: createSortableId('dlv_test', now) }),
     [ATTEMPT_HEADER]: '1',
   };
   const { webhooks, allowPrivateWebhookTargets } = ctx.parts.config;

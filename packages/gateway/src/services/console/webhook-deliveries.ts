@@ -10,8 +10,7 @@ import { deliveryReportHeaders } from '../../lib/webhook-signature.ts';
 import { findApiKey } from '../../store/api-keys.ts';
 import type { WebhookDeliveryRow } from '../../store/schema.ts';
 import { findDeliveryOfMessage, listAttempts } from '../../store/webhook-deliveries.ts';
-import { requireMasterKey } from '../admin/preconditions.ts';
-import { recordAudit } from '../audit.ts';
+import { requireMasterKeyRing } from '../master-keys.ts';
 import type { ConsoleUserCaller, Context, VerbCall } from '../context.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import {
@@ -54,7 +53,7 @@ async function withHeaders(ctx: Context<ConsoleUserCaller>, detail: DeliveryWith
   const key = await findApiKey(ctx.store.db, delivery.api_key_id);
   // Keys are revoked, never deleted: a report's key is always there.
   if (!key) throw new Error(`the API key ${delivery.api_key_id} of delivery ${delivery.id} is missing`);
-  const signingKey = decryptSecret(key.encrypted_key, requireMasterKey(ctx));
+  const signingKey = decryptSecret(key.encrypted_key, requireMasterKeyRing(ctx));
   return { ...detail, headers: deliveryReportHeaders({ body: Buffer.from(delivery.body, 'utf8'), signingKey, deliveryId: delivery.id }) };
 }
 
@@ -69,29 +68,12 @@ export async function listMessageReports({ ctx, input }: VerbCall<ConsoleUserCal
   return [await withHeaders(ctx, { delivery, attempts: await listAttempts(ctx.store.db, delivery.id) })];
 }
 
-/** Sends one report again to its key's current URL (409 while pending or when the key cannot send). */
+/** Sends one report again to its key's current URL (409 while pending or when the key cannot send); the shared verb writes the activity log. */
 export async function redeliverConsoleDelivery({ ctx, input }: VerbCall<ConsoleUserCaller, { id: string }>): Promise<DeliveryDetail> {
-  const before = await getWebhookDelivery({ ctx, input });
-  const redelivered = await redeliverWebhook({ ctx, input });
-  await recordAudit(ctx, {
-    action: 'webhook_delivery.redeliver',
-    workspaceId: ctx.caller.workspaceId,
-    target: input.id,
-    before: { status: before.delivery.status, url: before.delivery.url },
-    after: { status: redelivered.delivery.status, url: redelivered.delivery.url },
-  });
-  return withHeaders(ctx, redelivered);
+  return withHeaders(ctx, await redeliverWebhook({ ctx, input }));
 }
 
 /** Every report of the workspace that failed at or after `failed_since`, again. */
 export async function redeliverConsoleFailures({ ctx, input }: VerbCall<ConsoleUserCaller, { failed_since: string }>): Promise<FailedRedelivery> {
-  const result = await redeliverFailedWebhooks({ ctx, input: { failed_since: input.failed_since } });
-  await recordAudit(ctx, {
-    action: 'webhook_delivery.redeliver_failed',
-    workspaceId: ctx.caller.workspaceId,
-    target: null,
-    before: null,
-    after: { failed_since: new Date(result.failedSince).toISOString(), redelivered: result.redelivered, skipped: result.skipped },
-  });
-  return result;
+  return redeliverFailedWebhooks({ ctx, input: { failed_since: input.failed_since } });
 }

@@ -10,7 +10,7 @@
  * ladder again. Scheduling across receivers (how many at once, which) is the worker loop's job.
  */
 import type { WebhookSettings } from '../../config/config.ts';
-import { decryptSecret } from '../../lib/crypto.ts';
+import { decryptSecret, type SecretKeys } from '../../lib/crypto.ts';
 import { GroupCommitter } from '../../lib/group-commit.ts';
 import { createSortableId } from '../../lib/ids.ts';
 import { retryWrite } from '../../lib/retry-write.ts';
@@ -66,7 +66,7 @@ export class WebhookSender {
   constructor(
     private readonly parts: SenderParts,
     readonly settings: WebhookSettings,
-    private readonly masterKey: Buffer,
+    private readonly masterKey: SecretKeys,
     allowPrivateTargets: boolean,
   ) {
     this.transport = new WebhookTransport({ timeoutMs: settings.timeoutMs, connectionsPerReceiver: settings.receiverConcurrency, allowPrivateTargets });

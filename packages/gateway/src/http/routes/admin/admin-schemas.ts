@@ -15,8 +15,10 @@ export const WorkspaceSchema = Type.Object({
 
 export const LedgerEntrySchema = Type.Object({
   id: Type.String(),
-  kind: Type.Union([Type.Literal('top_up'), Type.Literal('charge'), Type.Literal('refund')]),
-  amount: Type.Integer({ description: 'VND; negative for charges' }),
+  kind: Type.Union([Type.Literal('top_up'), Type.Literal('charge'), Type.Literal('refund'), Type.Literal('adjustment')], {
+    description: "adjustment: the operator's credit or debit, with its reason in `note`",
+  }),
+  amount: Type.Integer({ description: 'VND; negative for charges and debits' }),
   balance_after: Type.Integer(),
   message_count: Type.Integer(),
   reference: Nullable(Type.String({ description: 'First message of a charge, the message of a refund' })),
@@ -66,6 +68,7 @@ export const TemplateSyncSummarySchema = Type.Object({
   unchanged: Type.Integer(),
   failed: Type.Array(Type.Object({ template_id: Type.String(), error: Type.String() }), { description: 'Templates left as they were, and why' }),
   error: Nullable(Type.String({ description: 'Why the account could not be synced at all (nothing was changed then)' })),
+  skipped: Type.Boolean({ description: 'Not synced because the account is not connected (disconnected, or needs a new refresh token): `error` says which' }),
 });
 
 export const TemplateSyncResultSchema = Type.Object({
@@ -109,3 +112,27 @@ export const WebhookDeliveryDetailSchema = Type.Intersect([
   WebhookDeliverySchema,
   Type.Object({ body: Type.String({ description: 'The exact bytes sent (and signed) on every attempt' }), attempt_log: Type.Array(WebhookAttemptSchema) }),
 ]);
+
+export const OperatorTokenSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String({ description: 'Who uses it: the name the audit log shows for its changes' }),
+  token_prefix: Type.String({ description: 'The first characters of the token, to tell tokens apart' }),
+  created_by: Type.String(),
+  created_at: DateTime,
+  revoked_at: Nullable(DateTime),
+});
+
+export const AuditEntrySchema = Type.Object({
+  id: Type.String(),
+  at: DateTime,
+  workspace_id: Nullable(Type.String({ description: 'Null for a change of the service itself (an operator token)' })),
+  actor: Type.Object({
+    kind: Type.Union([Type.Literal('console_user'), Type.Literal('operator')]),
+    id: Nullable(Type.String({ description: "The console user's id, or the named operator token's id" })),
+    name: Nullable(Type.String({ description: "The console user's e-mail address, or the operator's name (`bootstrap token` for TMS_ADMIN_TOKEN, `tms admin (user@host)` on the command line)" })),
+  }),
+  action: Type.String({ description: 'noun.verb: workspace.create, wallet.adjust, api_key.revoke, operator_token.create, …' }),
+  target: Nullable(Type.String({ description: 'The id of what changed' })),
+  before: Nullable(Type.Object({}, { additionalProperties: true, description: 'The values before the change; never secrets' })),
+  after: Nullable(Type.Object({}, { additionalProperties: true, description: 'The values after the change; never secrets' })),
+});

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { connectSenderAccount, listSenderAccounts } from '../../../services/admin/sender-accounts.ts';
+import { connectSenderAccount, disconnectSenderAccount, listSenderAccounts, reconnectSenderAccount } from '../../../services/admin/sender-accounts.ts';
 import { listWorkspaceTemplates, registerTemplate } from '../../../services/admin/templates.ts';
 import { syncTemplates } from '../../../services/template-sync.ts';
 import { presentRegisteredTemplate, presentTemplateList, presentTemplateSync } from '../../presenters/admin-templates.ts';
@@ -63,6 +63,35 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
       return presentSenderAccount(await connectSenderAccount({ ctx: operatorContextOf(request, route), input }));
     },
   );
+  for (const [action, status] of [['disconnect', 'disconnected'], ['reconnect', 'connected']] as const) {
+    app.post(
+      `/admin/v1/workspaces/:id/sender-accounts/:oa_id/${action}`,
+      {
+        schema: {
+          tags,
+          operationId: action === 'disconnect' ? 'disconnectSenderAccount' : 'reconnectSenderAccount',
+          summary:
+            action === 'disconnect'
+              ? 'Disconnect a sender account: new sends naming it are refused, its queued messages fail with a refund'
+              : 'Reconnect a disconnected sender account with the credentials it has',
+          description:
+            action === 'disconnect'
+              ? 'Its credentials stay, so reconnecting resumes it. Disconnecting a disconnected account changes nothing.'
+              : 'An account that needs a new refresh token (relogin_required) is connected again with new credentials instead (400). Reconnecting a connected account changes nothing.',
+          params: Type.Object({ id: Type.String(), oa_id: Type.String({ minLength: 1, maxLength: 64 }) }),
+          response: { 200: SenderAccountSchema },
+          'x-parameter-examples': { id: EXAMPLE.workspaceId, oa_id: EXAMPLE.oaId },
+          'x-responses': { 200: { description: `The sender account, now ${status}.`, examples: { [status]: { summary: status, value: { ...SENDER_ACCOUNT, status } } } } },
+          'x-error-types': ['invalid_request', 'sender_account_not_found', ...WORKSPACE_ERRORS],
+        },
+      },
+      async (request) => {
+        const input = { workspaceId: request.params.id, oaId: request.params.oa_id };
+        const ctx = operatorContextOf(request, route);
+        return presentSenderAccount(action === 'disconnect' ? await disconnectSenderAccount({ ctx, input }) : await reconnectSenderAccount({ ctx, input }));
+      },
+    );
+  }
   app.get(
     '/admin/v1/workspaces/:id/sender-accounts',
     {
@@ -201,7 +230,7 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
                 summary: 'One template new, one changed',
                 value: {
                   workspace_id: EXAMPLE.workspaceId,
-                  accounts: [{ oa_id: EXAMPLE.oaId, created: 1, updated: 1, unchanged: 1, failed: [], error: null }],
+                  accounts: [{ oa_id: EXAMPLE.oaId, created: 1, updated: 1, unchanged: 1, failed: [], error: null, skipped: false }],
                   count: 1,
                 },
               },

@@ -1,12 +1,12 @@
 import { Type } from 'typebox';
-import { readWallet, topUp } from '../../../services/admin/wallets.ts';
+import { adjustWallet, MAX_WALLET_NOTE_CHARS, readWallet, topUp } from '../../../services/admin/wallets.ts';
 import { changeWorkspace, createWorkspace, getWorkspace, listWorkspaces } from '../../../services/admin/workspaces.ts';
-import { presentTopUp, presentWallet, presentWorkspace, presentWorkspaceList } from '../../presenters/workspaces.ts';
+import { presentBalanceChange, presentWallet, presentWorkspace, presentWorkspaceList } from '../../presenters/workspaces.ts';
 import { operatorContextOf, type App, type RouteDependencies } from '../../route-support.ts';
 import { Nullable } from '../../schemas.ts';
 import { JSON_BODY_ERRORS, OPERATOR_ERRORS, PATH_PARAMETER_ERRORS } from '../../openapi/common-errors.ts';
 import { EXAMPLE } from '../../openapi/example-data.ts';
-import { CHARGE_ENTRY, TOP_UP_ENTRY, WORKSPACE } from '../../openapi/operator-examples.ts';
+import { ADJUSTMENT_ENTRY, CHARGE_ENTRY, TOP_UP_ENTRY, WORKSPACE } from '../../openapi/operator-examples.ts';
 import { MAX_COUNT, MAX_WALLET_BALANCE_VND } from '../../../lib/limits.ts';
 import { LedgerEntrySchema, Paging, WorkspaceIdParams, WorkspaceSchema } from './admin-schemas.ts';
 
@@ -134,7 +134,7 @@ export function registerAdminWorkspaces(app: App, route: RouteDependencies): voi
         operationId: 'topUpWallet',
         summary: 'Top up the wallet (VND)',
         params: WorkspaceIdParams,
-        body: Type.Object({ amount: Type.Integer({ minimum: 1, maximum: MAX_WALLET_BALANCE_VND, description: 'VND; the balance may not exceed 10^15 VND' }), note: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false }),
+        body: Type.Object({ amount: Type.Integer({ minimum: 1, maximum: MAX_WALLET_BALANCE_VND, description: 'VND; the balance may not exceed 10^15 VND' }), note: Type.Optional(Type.String({ maxLength: MAX_WALLET_NOTE_CHARS })) }, { additionalProperties: false }),
         response: { 201: Type.Object({ balance: Type.Integer(), entry: LedgerEntrySchema }) },
         ...workspaceExample,
         'x-request-examples': { transfer: { summary: 'Two million VND after a bank transfer', value: { amount: 2_000_000, note: TOP_UP_ENTRY.note } } },
@@ -144,7 +144,37 @@ export function registerAdminWorkspaces(app: App, route: RouteDependencies): voi
     },
     async (request, reply) => {
       const entry = await topUp({ ctx: operatorContextOf(request, route), input: { ...request.body, workspaceId: request.params.id } });
-      return reply.code(201).send(presentTopUp(entry));
+      return reply.code(201).send(presentBalanceChange(entry));
+    },
+  );
+  app.post(
+    '/admin/v1/workspaces/:id/wallet/adjustments',
+    {
+      schema: {
+        tags,
+        operationId: 'adjustWallet',
+        summary: 'Correct the wallet balance: a credit or a debit, with its reason',
+        description: 'A positive amount credits the wallet, a negative one debits it; the reason goes into the ledger entry (kind `adjustment`). A debit never takes the balance below zero: it is refused whole.',
+        params: WorkspaceIdParams,
+        body: Type.Object(
+          {
+            amount: Type.Integer({ minimum: -MAX_WALLET_BALANCE_VND, maximum: MAX_WALLET_BALANCE_VND, description: 'VND: positive credits, negative debits; not 0' }),
+            reason: Type.String({ minLength: 1, maxLength: MAX_WALLET_NOTE_CHARS, description: 'Why; kept in the ledger entry and the audit log' }),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Type.Object({ balance: Type.Integer(), entry: LedgerEntrySchema }) },
+        ...workspaceExample,
+        'x-request-examples': { debit: { summary: 'Take back a top-up entered twice', value: { amount: ADJUSTMENT_ENTRY.amount, reason: ADJUSTMENT_ENTRY.note } } },
+        'x-responses': {
+          201: { description: 'Changed: the new balance and its ledger entry.', examples: { debited: { summary: 'Debited', value: { balance: ADJUSTMENT_ENTRY.balance_after, entry: ADJUSTMENT_ENTRY } } } },
+        },
+        'x-error-types': [...JSON_BODY_ERRORS, ...WORKSPACE_ERRORS],
+      },
+    },
+    async (request, reply) => {
+      const entry = await adjustWallet({ ctx: operatorContextOf(request, route), input: { ...request.body, workspaceId: request.params.id } });
+      return reply.code(201).send(presentBalanceChange(entry));
     },
   );
   app.get(

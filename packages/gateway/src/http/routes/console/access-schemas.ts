@@ -31,7 +31,7 @@ export const ConsoleApiKeySchema = Type.Object({
 export const WebhookUrlSchema = Type.String({
   minLength: 1,
   maxLength: 2048,
-  description: 'http(s) URL of a public address (no private, loopback or link-local target, no credentials in it)',
+  description: 'http(s) URL of a public address (no private, loopback, link-local or other non-public target, no credentials in it)',
 });
 
 export const TestReportSchema = Type.Object({

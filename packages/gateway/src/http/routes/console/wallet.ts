@@ -10,7 +10,7 @@ import { CONSOLE_READ_ERRORS } from './access-schemas.ts';
 
 export const WalletSchema = Type.Object({
   balance: Type.Integer({ description: 'VND' }),
-  ledger: Type.Array(LedgerEntrySchema, { description: 'Top-ups, charges and refunds, newest first' }),
+  ledger: Type.Array(LedgerEntrySchema, { description: 'Top-ups, charges, refunds and adjustments, newest first' }),
   has_more: Type.Boolean(),
 });
 

@@ -1,0 +1,132 @@
+/**
+ * Erasure of recipients' personal data from messages: the phone, the RSA ciphertext of the phone
+ * and the template data. The record itself (ids, tracking_id, status, times, price, errors) stays,
+ * so lists, disputes and the ledger still add up. Only messages the platform already has, or
+ * refused for good, are erased (sent, delivered, failed): queued and sending ones still need theirs.
+ *
+ * Erased template_data is the JSON text 'null' (the column is NOT NULL; making it nullable would
+ * rebuild the largest table on SQLite). It marks the message erased, and the partial index
+ * messages_holding_personal_data (migration 0011) holds only the messages not yet erased.
+ */
+import { sql, type RawBuilder } from 'kysely';
+import { runInTransaction, type Dialect, type Store } from './database.ts';
+
+/** What template_data holds once erased. */
+export const ERASED_TEMPLATE_DATA = 'null';
+
+// Written as literals: SQLite (and PostgreSQL, for a partial index) use the index only when the
+// query's own text implies its condition.
+const HOLDING_PERSONAL_DATA = sql`template_data <> 'null'`;
+const HANDED_OVER = sql`status IN ('sent', 'delivered', 'failed')`;
+const ERASE = sql`phone = NULL, rsa_phone = NULL, template_data = 'null'`;
+/** When the message finished: delivered, failed, or (no delivery report ever came) sent. */
+const FINISHED_AT = sql`COALESCE(delivered_at, failed_at, sent_at, updated_at)`;
+
+/**
+ * The oldest messages still holding personal data that finished before `finishedBefore`, as the
+ * retention sweep selects them (the query-plan test explains this very statement). It walks the
+ * partial index from its oldest entry: a message finishes after it was created, so created_at
+ * bounds the walk, and what it passes over is only the few old messages not finished yet.
+ */
+export function expiredPersonalDataQuery(dialect: Dialect, input: { finishedBefore: number; limit: number }): RawBuilder<{ id: string }> {
+  const table = dialect === 'sqlite' ? sql`messages INDEXED BY messages_holding_personal_data` : sql`messages`;
+  // Rows a dispatcher or a delivery event holds right now are left for the next round.
+  const lock = dialect === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
+  return sql<{ id: string }>`
+    SELECT id FROM ${table}
+    WHERE ${HOLDING_PERSONAL_DATA} AND created_at < ${input.finishedBefore}
+      AND ${HANDED_OVER} AND ${FINISHED_AT} < ${input.finishedBefore}
+    ORDER BY created_at LIMIT ${input.limit} ${lock}`;
+}
+
+/**
+ * Erases up to `limit` messages that finished before `finishedBefore`, oldest first, in one
+ * transaction. Returns how many were erased; fewer than `limit` means none is left for now.
+ */
+export async function eraseExpiredPersonalData(store: Store, input: { finishedBefore: number; limit: number; now: number }): Promise<number> {
+  return runInTransaction(store, async (trx) => {
+    const result = await sql`
+      UPDATE messages SET ${ERASE}, updated_at = ${input.now}
+      WHERE id IN (${expiredPersonalDataQuery(store.dialect, input)}) AND ${HOLDING_PERSONAL_DATA} AND ${HANDED_OVER}`.execute(trx);
+    return Number(result.numAffectedRows ?? 0n);
+  });
+}
+
+/** Which of one workspace's messages a purge erases. */
+export interface WorkspacePurgeScope {
+  workspaceId: string;
+  /** Only this (normalised) phone's messages. */
+  phone?: string;
+  /** Only messages created before this time. */
+  createdBefore?: number;
+}
+
+/** Where a purge has got to in the workspace's messages, in (created_at, id) order. */
+export interface PurgeCursor {
+  createdAt: number;
+  id: string;
+}
+
+export interface PurgeWindow {
+  /** Messages erased in this window. */
+  erased: number;
+  /** Messages of the window still queued or sending, so left as they are. */
+  inFlight: number;
+  /** Ids of the messages erased (their delivery reports carry the phone too). */
+  erasedIds: string[];
+  /** Where the next window starts; null when the workspace's messages are all read. */
+  next: PurgeCursor | null;
+}
+
+/**
+ * Erases the personal data of one window of a workspace's messages (up to `limit`, oldest first,
+ * after `after`), in one transaction. A purge walks the workspace window by window, so each
+ * transaction is short and no window reads what an earlier one already passed. The phone's own
+ * index serves a purge of one phone; the workspace's time index serves the rest.
+ */
+export async function erasePersonalDataWindow(store: Store, scope: WorkspacePurgeScope, input: { after: PurgeCursor | null; limit: number; now: number }): Promise<PurgeWindow> {
+  const conditions = [sql`workspace_id = ${scope.workspaceId}`];
+  if (scope.phone !== undefined) conditions.push(sql`phone = ${scope.phone}`);
+  if (scope.createdBefore !== undefined) conditions.push(sql`created_at < ${scope.createdBefore}`);
+  if (input.after !== null) conditions.push(sql`(created_at > ${input.after.createdAt} OR (created_at = ${input.after.createdAt} AND id > ${input.after.id}))`);
+  const index = scope.phone !== undefined ? 'messages_by_workspace_phone' : 'messages_by_workspace_time';
+  const table = store.dialect === 'sqlite' ? sql`messages INDEXED BY ${sql.id(index)}` : sql`messages`;
+  return runInTransaction(store, async (trx) => {
+    const window = await sql<{ id: string; created_at: number; status: string; holding: number | boolean }>`
+      SELECT id, created_at, status, ${HOLDING_PERSONAL_DATA} AS holding FROM ${table}
+      WHERE ${sql.join(conditions, sql` AND `)}
+      ORDER BY created_at, id LIMIT ${input.limit}`.execute(trx);
+    const rows = window.rows;
+    const last = rows.at(-1);
+    const next = rows.length < input.limit || last === undefined ? null : { createdAt: Number(last.created_at), id: last.id };
+    const holding = rows.filter((row) => Boolean(row.holding));
+    const inFlight = holding.filter((row) => row.status === 'queued' || row.status === 'sending').length;
+    const candidates = holding.filter((row) => row.status !== 'queued' && row.status !== 'sending').map((row) => row.id);
+    if (candidates.length === 0) return { erased: 0, inFlight, erasedIds: [], next };
+    const erased = await sql<{ id: string }>`
+      UPDATE messages SET ${ERASE}, updated_at = ${input.now}
+      WHERE id IN (${sql.join(candidates)}) AND ${HOLDING_PERSONAL_DATA} AND ${HANDED_OVER}
+      RETURNING id`.execute(trx);
+    return { erased: erased.rows.length, inFlight, erasedIds: erased.rows.map((row) => row.id), next };
+  });
+}
+
+/**
+ * Deletes the finished delivery reports (delivered, failed, cancelled) of erased messages, with
+ * their attempt logs: a report's body names the phone. Pending reports still go out; the webhook
+ * retention removes them later. Found by message_id, which is unique among reports.
+ * Returns how many reports went.
+ */
+export async function deleteFinishedReportsOf(store: Store, messageIds: readonly string[]): Promise<number> {
+  if (messageIds.length === 0) return 0;
+  return runInTransaction(store, async (trx) => {
+    const deleted = await trx
+      .deleteFrom('webhook_deliveries')
+      .where('message_id', 'in', [...messageIds])
+      .where('status', 'in', ['delivered', 'failed', 'cancelled'])
+      .returning('id')
+      .execute();
+    if (deleted.length > 0) await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', deleted.map((row) => row.id)).execute();
+    return deleted.length;
+  });
+}
