@@ -55,10 +55,13 @@ export const TMS_ERROR_TYPES = [
   'unsupported_media_type',
   'expectation_failed',
   'idempotency_key_reused',
+  'sender_account_refused',
+  'template_refused',
   'rate_limited',
   'headers_too_large',
   'internal_error',
   'service_unavailable',
+  'platform_unavailable',
 ] as const;
 
 export type TmsErrorType = (typeof TMS_ERROR_TYPES)[number];

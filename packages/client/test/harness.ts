@@ -240,7 +240,7 @@ export async function startStack(options: { oas: SeedOa[]; gatewayEnv?: Record<s
       await admin('POST', `/workspaces/${workspace.id}/wallet/top-ups`, { amount: provision.balance ?? 1_000_000 });
       for (const { n, dailyQuota } of provision.oas) {
         const { app_id, app_secret, oa_secret_key, refresh_token } = secretsOf(n);
-        await admin('PUT', `/workspaces/${workspace.id}/sender-accounts/${oaId(n)}`, {
+        await admin('PUT', `/workspaces/${workspace.id}/sender-accounts/${oaId(n)}?verify=false`, {
           name: `Test OA ${n}`,
           daily_quota: dailyQuota,
           app_id,
@@ -249,8 +249,8 @@ export async function startStack(options: { oas: SeedOa[]; gatewayEnv?: Record<s
           oa_secret_key,
         });
         const common = { status: 'ENABLE', oa_id: oaId(n), preview_url: `https://example.invalid/preview/${n}` };
-        await admin('PUT', `/workspaces/${workspace.id}/templates/${otpTemplate(n)}`, { ...common, name: 'One-time password', template_type: 2, price: 250, params: OTP_PARAMS });
-        await admin('PUT', `/workspaces/${workspace.id}/templates/${orderTemplate(n)}`, { ...common, name: 'Order confirmation', template_type: 1, price: 300, params: ORDER_PARAMS });
+        await admin('PUT', `/workspaces/${workspace.id}/templates/${otpTemplate(n)}?verify=false`, { ...common, name: 'One-time password', template_type: 2, price: 250, params: OTP_PARAMS });
+        await admin('PUT', `/workspaces/${workspace.id}/templates/${orderTemplate(n)}?verify=false`, { ...common, name: 'Order confirmation', template_type: 1, price: 300, params: ORDER_PARAMS });
       }
       const key = await admin('POST', `/workspaces/${workspace.id}/api-keys`, {
         name: 'sdk tests',

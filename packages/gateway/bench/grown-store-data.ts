@@ -292,7 +292,7 @@ export async function seedBenchWorkspace(
     const oaId = `43182697${stamp}${index}${oa}`;
     await connectSenderAccount({
       ctx,
-      input: { workspaceId: workspace.id, oa_id: oaId, name: `Shop ${index}.${oa}`, daily_quota: input.dailyQuota ?? 500_000, app_id: `app${stamp}${index}${oa}`, app_secret: 'app-secret', refresh_token: 'refresh-token' },
+      input: { workspaceId: workspace.id, oa_id: oaId, name: `Shop ${index}.${oa}`, daily_quota: input.dailyQuota ?? 500_000, app_id: `app${stamp}${index}${oa}`, app_secret: 'app-secret', refresh_token: 'refresh-token', verify: false },
     });
     oaIds.push(oaId);
   }
@@ -304,7 +304,7 @@ export async function seedBenchWorkspace(
     const oaId = oaIds[Math.min(oaIds.length - 1, position >= 2 ? 1 : 0)]!;
     await registerTemplate({
       ctx,
-      input: { workspaceId: workspace.id, template_id: templateId, name: shape.name, status: 'ENABLE', template_type: 1, oa_id: oaId, preview_url: 'https://example.com/preview', params: [...shape.params], price: shape.price },
+      input: { workspaceId: workspace.id, template_id: templateId, name: shape.name, status: 'ENABLE', template_type: 1, oa_id: oaId, preview_url: 'https://example.com/preview', params: [...shape.params], price: shape.price, verify: false },
     });
     templates.push({ templateId, oaId, price: shape.price, share: shape.share / shareSum, data: shape.data });
   }

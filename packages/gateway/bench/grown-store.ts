@@ -172,9 +172,9 @@ async function seedStore(env: Record<string, string>, stamp: string, otherWorksp
     const others: SeededWorkspace[] = [];
     for (let index = 1; index <= otherWorkspaces; index += 1) others.push(await seedBenchWorkspace(runtime, { name: `bench grown: workspace ${index}`, stamp, index, templateCount: 1, oaCount: 1, dailyQuota }));
     const { oa_id: demoOaId, ...demoAccount } = DEMO_SENDER_ACCOUNT;
-    await connectSenderAccount({ ctx, input: { ...demoAccount, oa_id: demoOaId, workspaceId: busiest.workspaceId, daily_quota: dailyQuota } });
+    await connectSenderAccount({ ctx, input: { ...demoAccount, oa_id: demoOaId, workspaceId: busiest.workspaceId, daily_quota: dailyQuota, verify: false } });
     const dispatchTemplate = DEMO_TEMPLATES.find((template) => template.template_id === DISPATCH_TEMPLATE_ID)!;
-    await registerTemplate({ ctx, input: { ...dispatchTemplate, oa_id: demoOaId, workspaceId: busiest.workspaceId } });
+    await registerTemplate({ ctx, input: { ...dispatchTemplate, oa_id: demoOaId, workspaceId: busiest.workspaceId, verify: false } });
     await registerTemplate({
       ctx,
       input: {
@@ -190,6 +190,7 @@ async function seedStore(env: Record<string, string>, stamp: string, otherWorksp
           { name: 'code', type: 'STRING', required: true, min_length: 1, max_length: 10 },
         ],
         price: 300,
+        verify: false,
       },
     });
     return { busiest, others };

@@ -63,6 +63,9 @@ export async function createTestDatabase(kind: StoreKind): Promise<TestDatabase>
   };
 }
 
+/** Where a test without a platform points the gateway: a port nothing listens on, refused at once. */
+const NO_PLATFORM_URL = 'http://127.0.0.1:9';
+
 /** Environment for a gateway on a test database: its own secrets, generous rate limits, quiet logs. */
 export function gatewayEnvironment(database: TestDatabase, overrides: Record<string, string> = {}): Record<string, string> {
   return {
@@ -77,7 +80,8 @@ export function gatewayEnvironment(database: TestDatabase, overrides: Record<str
     TMS_WEBHOOK_ALLOW_PRIVATE: 'true',
     // A test that gives no platform (ZNS_API_URL) has none: the gateway must not ask the real one
     // for quotas, so it runs with platform quota lookups off (the configured daily_quota applies).
-    ...(overrides.ZNS_API_URL === undefined ? { TMS_PLATFORM_QUOTA_CACHE_MS: '0' } : {}),
+    ...(overrides.ZNS_API_URL === undefined ? { TMS_PLATFORM_QUOTA_CACHE_MS: '0', ZNS_API_URL: NO_PLATFORM_URL } : {}),
+    ...(overrides.ZNS_OAUTH_URL === undefined ? { ZNS_OAUTH_URL: NO_PLATFORM_URL } : {}),
     ...database.env,
     ...overrides,
   };
@@ -193,7 +197,7 @@ export async function seedWorkspace(
   }
   const oaId = `oa${suffix}`;
   expectOk(
-    await gateway.admin('PUT', `/workspaces/${workspace.id}/sender-accounts/${oaId}`, {
+    await gateway.admin('PUT', `/workspaces/${workspace.id}/sender-accounts/${oaId}?verify=false`, {
       name: `OA ${suffix}`,
       daily_quota: options.dailyQuota ?? 100_000,
       app_id: `app${suffix}`,
@@ -204,7 +208,7 @@ export async function seedWorkspace(
   );
   const templateId = `tpl${suffix}`;
   expectOk(
-    await gateway.admin('PUT', `/workspaces/${workspace.id}/templates/${templateId}`, {
+    await gateway.admin('PUT', `/workspaces/${workspace.id}/templates/${templateId}?verify=false`, {
       name: 'Order confirmation',
       status: 'ENABLE',
       template_type: 1,

@@ -28,7 +28,7 @@ import { listOperatorAudit } from '../services/audit.ts';
 import { createOperatorToken, listOperatorTokens, revokeOperatorToken } from '../services/operator-tokens.ts';
 import { syncTemplates } from '../services/template-sync.ts';
 import { getWebhookDelivery, listWebhookDeliveries, redeliverFailedWebhooks, redeliverWebhook } from '../services/webhook-deliveries.ts';
-import { TEMPLATE_STATUSES, type ConsoleRole, type TemplateStatus } from '../services/vocabulary.ts';
+import { TEMPLATE_STATUSES, type ConsoleRole } from '../services/vocabulary.ts';
 
 export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
 
@@ -49,14 +49,20 @@ export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
   keys set-webhook KEY_ID (URL | none)
   sender-accounts connect WORKSPACE_ID --oa-id ID --name NAME --daily-quota N --app-id ID
               --secrets-file FILE [--default-mode plain|hashphone] [--rsa-public-key-file FILE]
+              [--no-verify]
               (FILE, or - for standard input: JSON with app_secret, refresh_token and optionally
               oa_secret_key; --app-secret, --refresh-token and --oa-secret-key also work, but any
-              user of the machine can read command-line arguments in ps)
+              user of the machine can read command-line arguments in ps. The credentials are
+              checked with a token refresh first, and the new tokens it gives are stored;
+              --no-verify stores them unchecked, for set-up where the platform cannot be reached)
   sender-accounts disconnect WORKSPACE_ID OA_ID   (new sends refused; queued ones fail with a refund)
-  sender-accounts reconnect WORKSPACE_ID OA_ID    (a disconnected account, with the credentials it has)
+  sender-accounts reconnect WORKSPACE_ID OA_ID [--no-verify]
+              (a disconnected account, with the credentials it has, once the platform accepts them)
   sender-accounts list WORKSPACE_ID
-  templates register WORKSPACE_ID --file TEMPLATE.json
-              (fields: template_id, name, status, template_type, oa_id, preview_url, price, params)
+  templates register WORKSPACE_ID --file TEMPLATE.json [--no-verify]
+              (fields: template_id, oa_id, price, template_type, and with --no-verify name, status,
+              params and optionally preview_url; otherwise those come from the platform's
+              template info, and a template it does not know for the account is refused)
   templates list WORKSPACE_ID
   templates sync WORKSPACE_ID [--oa-id ID]
               (from the platform: every connected sender account, or the one given)
@@ -120,6 +126,7 @@ const OPTIONS = {
   'generate-key': { type: 'boolean' },
   'forget-previous': { type: 'boolean' },
   force: { type: 'boolean' },
+  'no-verify': { type: 'boolean' },
 } as const;
 
 type Values = Partial<Record<keyof typeof OPTIONS, string | boolean>>;
@@ -165,12 +172,15 @@ function listenOrigin(ctx: Context<OperatorCaller>): string {
   return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
 }
 
-function parseTemplateFile(file: string): Omit<RegisterTemplateInput, never> {
+/** A template file's fields, checked as far as the verb does not check them itself. */
+function parseTemplateFile(file: string): RegisterTemplateInput {
   const input = JSON.parse(readFileSync(file, 'utf8')) as RegisterTemplateInput;
-  if (!TEMPLATE_STATUSES.includes(input.status as TemplateStatus)) throw badRequest(`status must be one of ${TEMPLATE_STATUSES.join(', ')}`);
-  for (const field of ['template_id', 'name', 'oa_id'] as const) if (typeof input[field] !== 'string' || input[field] === '') throw badRequest(`${field} is required`);
+  for (const field of ['template_id', 'oa_id'] as const) if (typeof input[field] !== 'string' || input[field] === '') throw badRequest(`${field} is required`);
+  if (input.status !== undefined && !TEMPLATE_STATUSES.includes(input.status)) throw badRequest(`status must be one of ${TEMPLATE_STATUSES.join(', ')}`);
+  if (input.name !== undefined && (typeof input.name !== 'string' || input.name === '')) throw badRequest('name must be a non-empty string');
   if (!Number.isInteger(input.price) || input.price < 0) throw badRequest('price must be a whole number of VND, 0 or more');
   if (!Number.isInteger(input.template_type)) throw badRequest('template_type must be an integer');
+  if (input.params === undefined) return input;
   if (!Array.isArray(input.params)) throw badRequest('params must be an array');
   return { ...input, params: input.params.map((param) => ({ ...param, type: param.type ?? 'STRING' })) };
 }
@@ -326,19 +336,20 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
         app_id: required(values, 'app-id'),
         ...readSenderAccountSecrets(values),
         rsa_public_key: typeof keyFile === 'string' ? readFileSync(keyFile, 'utf8').trim() : null,
+        verify: values['no-verify'] !== true,
       };
       return presentSenderAccount(await connectSenderAccount({ ctx, input }));
     }
     case 'sender-accounts disconnect':
     case 'sender-accounts reconnect': {
-      const input = { workspaceId: positional(args, 0, 'workspace id'), oaId: positional(args, 1, 'oa id') };
+      const input = { workspaceId: positional(args, 0, 'workspace id'), oaId: positional(args, 1, 'oa id'), verify: values['no-verify'] !== true };
       return presentSenderAccount(verb === 'disconnect' ? await disconnectSenderAccount({ ctx, input }) : await reconnectSenderAccount({ ctx, input }));
     }
     case 'sender-accounts list':
       return presentSenderAccountList(await listSenderAccounts({ ctx, input: { workspaceId: positional(args, 0, 'workspace id') } }));
     case 'templates register': {
       const workspaceId = positional(args, 0, 'workspace id');
-      const input = { ...parseTemplateFile(required(values, 'file')), workspaceId };
+      const input = { ...parseTemplateFile(required(values, 'file')), workspaceId, verify: values['no-verify'] !== true };
       return presentRegisteredTemplate(await registerTemplate({ ctx, input }));
     }
     case 'templates list':

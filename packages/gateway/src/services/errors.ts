@@ -256,6 +256,18 @@ export const ERROR_CATALOGUE = {
     meaning: 'The Idempotency-Key was used in the last 24 hours with a different request.',
     action: 'Use a new key for a new request; reuse a key only to retry the very same request.',
   },
+  sender_account_refused: {
+    status: 422,
+    meaning:
+      "Operator API: the platform refused the sender account's credentials when the gateway checked them (a token refresh on connect, a quota call on reconnect); the message has the platform's code and reason. Connecting stored nothing; a reconnect whose stored refresh token was refused leaves the account needing a new one (relogin_required).",
+    action: 'Check app_id and app_secret, authorise the app again for the OA to get a new refresh token, and connect again.',
+  },
+  template_refused: {
+    status: 422,
+    meaning:
+      "Operator API: the platform's template info refused the template for this sender account (an unknown id, or another OA's); the message has the platform's code and reason. Nothing was stored.",
+    action: 'Check the template id and which sender account owns it on the platform.',
+  },
   rate_limited: {
     status: 429,
     meaning: "The API key's request rate limit is exceeded.",
@@ -275,6 +287,12 @@ export const ERROR_CATALOGUE = {
     status: 503,
     meaning: 'The gateway is shutting down or cannot reach its store.',
     action: 'Retry with the same Idempotency-Key after a short wait.',
+  },
+  platform_unavailable: {
+    status: 503,
+    meaning:
+      'Operator API: a change the gateway checks with the platform first (connecting or reconnecting a sender account, registering a template) could not be checked: the platform did not answer, or answered "try again later". Nothing was stored.',
+    action: 'Retry after a short wait. To set up where the platform cannot be reached, repeat with `?verify=false` (`--no-verify`).',
   },
 } as const satisfies Record<string, ErrorTypeEntry>;
 

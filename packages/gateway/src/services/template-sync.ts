@@ -43,7 +43,8 @@ import {
 import { findWorkspace } from '../store/workspaces.ts';
 import type { Context, OperatorCaller, TaskCaller, VerbCall } from './context.ts';
 import { ApiError } from './errors.ts';
-import { ReloginRequiredError, type AccessTokens } from '../caches/access-tokens.ts';
+import { ReloginRequiredError } from '../caches/access-tokens.ts';
+import { callAsAccount, type AccountTokens } from './account-calls.ts';
 import type { TemplateParam } from './template-data.ts';
 
 export interface TemplateSyncFailure {
@@ -64,9 +65,6 @@ export interface TemplateSyncSummary {
   /** Not synced because the account is not connected (`error` says how it stands). */
   skipped: boolean;
 }
-
-/** What sync needs of the access tokens (the process's own, `ctx.parts.accessTokens`). */
-type TemplateSyncTokens = Pick<AccessTokens, 'accessTokenFor' | 'reportRejected'>;
 
 /** Who may sync: the operator on request, or the periodic task. */
 type SyncCaller = OperatorCaller | TaskCaller;
@@ -102,7 +100,7 @@ function canonicalParams(params: readonly TemplateParam[]): string {
   );
 }
 
-function paramsOfDetail(detail: TemplateDetail): TemplateParam[] {
+export function paramsOfDetail(detail: TemplateDetail): TemplateParam[] {
   return detail.params.map((param) => ({ name: param.name, type: param.type, required: param.required, max_length: param.maxLength, min_length: param.minLength }));
 }
 
@@ -115,13 +113,13 @@ function sameParams(storedJson: string, canonical: string): boolean {
   }
 }
 
-function isTemplateStatus(status: string): status is TemplateStatus {
+export function isTemplateStatus(status: string): status is TemplateStatus {
   return (TEMPLATE_STATUSES as readonly string[]).includes(status);
 }
 
 /** One sender account's platform calls: a refused access token is reported and replaced once. */
 class AccountSession {
-  private readonly tokens: TemplateSyncTokens;
+  private readonly tokens: AccountTokens;
 
   constructor(
     private readonly ctx: Context<SyncCaller>,
@@ -130,15 +128,8 @@ class AccountSession {
     this.tokens = ctx.parts.accessTokens;
   }
 
-  async call<T>(operation: (token: string) => Promise<ZnsResult<T>>): Promise<ZnsResult<T>> {
-    let token = await this.tokens.accessTokenFor(this.oaId);
-    let result = await operation(token);
-    if (!result.ok && describePlatformError(result.code, result.message).retry === 'refresh_token') {
-      this.tokens.reportRejected(this.oaId, token);
-      token = await this.tokens.accessTokenFor(this.oaId);
-      result = await operation(token);
-    }
-    return result;
+  call<T>(operation: (token: string) => Promise<ZnsResult<T>>): Promise<ZnsResult<T>> {
+    return callAsAccount(this.tokens, this.oaId, operation);
   }
 
   /** Every template id the platform lists for the account, in its order, each once. */

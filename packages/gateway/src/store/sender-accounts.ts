@@ -16,6 +16,12 @@ export async function findSenderAccount(db: Kysely<Database>, workspaceId: strin
   return db.selectFrom('sender_accounts').selectAll().where('workspace_id', '=', workspaceId).where('oa_id', '=', oaId).executeTakeFirst();
 }
 
+/** The workspace a sender account is connected to, in any workspace. */
+export async function findSenderAccountWorkspace(db: Kysely<Database>, oaId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('sender_accounts').select('workspace_id').where('oa_id', '=', oaId).executeTakeFirst();
+  return row?.workspace_id;
+}
+
 export async function listSenderAccounts(db: Kysely<Database>, workspaceId: string, oaId?: string): Promise<SenderAccountRow[]> {
   let query = db.selectFrom('sender_accounts').selectAll().where('workspace_id', '=', workspaceId);
   if (oaId !== undefined) query = query.where('oa_id', '=', oaId);

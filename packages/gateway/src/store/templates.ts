@@ -21,6 +21,12 @@ export async function findTemplate(db: Kysely<Database>, workspaceId: string, te
     .executeTakeFirst();
 }
 
+/** The workspace a template id is registered in, in any workspace. */
+export async function findTemplateWorkspace(db: Kysely<Database>, templateId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('templates').select('workspace_id').where('template_id', '=', templateId).executeTakeFirst();
+  return row?.workspace_id;
+}
+
 export type TemplateWithOaName = TemplateRow & { oa_name: string };
 
 export async function listTemplates(

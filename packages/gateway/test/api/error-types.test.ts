@@ -121,15 +121,21 @@ const PROVOCATIONS: Provocation[] = [
     how: "connecting another workspace's sender account (operator)",
     request: async ({ gateway, ws }) => {
       const other = await seedWorkspace(gateway);
-      return gateway.admin('PUT', `/workspaces/${other.workspaceId}/sender-accounts/${ws.oaId}`, { name: 'x', daily_quota: 1, app_id: 'a', app_secret: 's', refresh_token: 'r' });
+      return gateway.admin('PUT', `/workspaces/${other.workspaceId}/sender-accounts/${ws.oaId}?verify=false`, { name: 'x', daily_quota: 1, app_id: 'a', app_secret: 's', refresh_token: 'r' });
     },
+  },
+  {
+    type: 'platform_unavailable',
+    how: 'connecting a sender account while the platform cannot be reached (operator)',
+    request: async ({ gateway, ws }) =>
+      gateway.admin('PUT', `/workspaces/${ws.workspaceId}/sender-accounts/oa${unique('unreachable')}`, { name: 'x', daily_quota: 1, app_id: 'a', app_secret: 's', refresh_token: 'r' }),
   },
   {
     type: 'template_taken',
     how: "registering another workspace's template id (operator)",
     request: async ({ gateway, ws }) => {
       const other = await seedWorkspace(gateway);
-      return gateway.admin('PUT', `/workspaces/${other.workspaceId}/templates/${ws.templateId}`, {
+      return gateway.admin('PUT', `/workspaces/${other.workspaceId}/templates/${ws.templateId}?verify=false`, {
         name: 'x',
         status: 'ENABLE',
         template_type: 1,
@@ -237,6 +243,8 @@ const PROVOKED_ELSEWHERE: Partial<Record<ErrorType, string>> = {
   webhook_delivery_not_redeliverable: 'needs a failed delivery report of a revoked key: test/webhooks/operator.test.ts',
   request_timeout: "Node's request timeout is minutes long; the answer is the same raw envelope as headers_too_large",
   internal_error: 'only an unexpected failure inside the gateway produces it',
+  sender_account_refused: 'needs a platform that refuses the credentials: test/operator/platform-checks.test.ts',
+  template_refused: 'needs a platform that does not know the template: test/operator/platform-checks.test.ts',
   service_unavailable: 'only a gateway that is shutting down or has lost its store answers it: test/durability/crash.test.ts',
 };
 

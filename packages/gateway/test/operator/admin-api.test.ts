@@ -179,9 +179,9 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       expectError(await gateway.admin('GET', `/workspaces/${id}/wallet`), 'workspace_not_found');
       expectError(await gateway.admin('POST', `/workspaces/${id}/api-keys`, { scopes: ['messages:send'] }), 'workspace_not_found');
       expectError(await gateway.admin('GET', `/workspaces/${id}/api-keys`), 'workspace_not_found');
-      expectError(await gateway.admin('PUT', `/workspaces/${id}/sender-accounts/oa${unique()}`, senderAccountBody()), 'workspace_not_found');
+      expectError(await gateway.admin('PUT', `/workspaces/${id}/sender-accounts/oa${unique()}?verify=false`, senderAccountBody()), 'workspace_not_found');
       expectError(await gateway.admin('GET', `/workspaces/${id}/sender-accounts`), 'workspace_not_found');
-      expectError(await gateway.admin('PUT', `/workspaces/${id}/templates/t${unique()}`, templateBody('oa1')), 'workspace_not_found');
+      expectError(await gateway.admin('PUT', `/workspaces/${id}/templates/t${unique()}?verify=false`, templateBody('oa1')), 'workspace_not_found');
       expectError(await gateway.admin('GET', `/workspaces/${id}/templates`), 'workspace_not_found');
     });
 
@@ -531,7 +531,7 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       const workspace = await createWorkspace();
       const oaId = `oa${unique()}`;
       const body = senderAccountBody();
-      const connected = await gateway.admin('PUT', `/workspaces/${workspace.id}/sender-accounts/${oaId}`, body);
+      const connected = await gateway.admin('PUT', `/workspaces/${workspace.id}/sender-accounts/${oaId}?verify=false`, body);
       expect(connected.status).toBe(200);
       expect(connected.body).toEqual({
         oa_id: oaId,
@@ -568,11 +568,11 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       const workspace = await createWorkspace();
       const oaId = `oa${unique()}`;
       const { default_mode: _mode, rsa_public_key: _rsa, ...minimal } = senderAccountBody();
-      const first = await gateway.admin('PUT', `/workspaces/${workspace.id}/sender-accounts/${oaId}`, minimal);
+      const first = await gateway.admin('PUT', `/workspaces/${workspace.id}/sender-accounts/${oaId}?verify=false`, minimal);
       expect(first.status).toBe(200);
       expect(first.body).toMatchObject({ default_mode: 'plain', rsa_public_key: null });
       const renewed = senderAccountBody({ name: 'Shop OA (renamed)', daily_quota: 9000, refresh_token: 'refresh-token-renewed' });
-      const second = await gateway.admin('PUT', `/workspaces/${workspace.id}/sender-accounts/${oaId}`, renewed);
+      const second = await gateway.admin('PUT', `/workspaces/${workspace.id}/sender-accounts/${oaId}?verify=false`, renewed);
       expect(second.status).toBe(200);
       expect(second.body).toMatchObject({ oa_id: oaId, name: 'Shop OA (renamed)', daily_quota: 9000, default_mode: 'hashphone', created_at: first.body.created_at });
       const list = await gateway.admin('GET', `/workspaces/${workspace.id}/sender-accounts`);
@@ -586,8 +586,8 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       const other = await createWorkspace();
       const oaId = `oa${unique()}`;
       const original = senderAccountBody({ name: 'Owner OA' });
-      expect((await gateway.admin('PUT', `/workspaces/${owner.id}/sender-accounts/${oaId}`, original)).status).toBe(200);
-      const stolen = await gateway.admin('PUT', `/workspaces/${other.id}/sender-accounts/${oaId}`, senderAccountBody({ name: 'Thief OA' }));
+      expect((await gateway.admin('PUT', `/workspaces/${owner.id}/sender-accounts/${oaId}?verify=false`, original)).status).toBe(200);
+      const stolen = await gateway.admin('PUT', `/workspaces/${other.id}/sender-accounts/${oaId}?verify=false`, senderAccountBody({ name: 'Thief OA' }));
       expectError(stolen, 'sender_account_taken');
       expect((await gateway.admin('GET', `/workspaces/${other.id}/sender-accounts`)).body.count).toBe(0);
       const ownerList = await gateway.admin('GET', `/workspaces/${owner.id}/sender-accounts`);
@@ -599,7 +599,7 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
     it('shows the account to the workspace on GET /api/v1/oas', async () => {
       const seeded = await seedWorkspace(gateway);
       const oaId = `oa${unique()}`;
-      await gateway.admin('PUT', `/workspaces/${seeded.workspaceId}/sender-accounts/${oaId}`, senderAccountBody({ name: 'Second OA' }));
+      await gateway.admin('PUT', `/workspaces/${seeded.workspaceId}/sender-accounts/${oaId}?verify=false`, senderAccountBody({ name: 'Second OA' }));
       const oas = await gateway.request('GET', '/api/v1/oas', { key: seeded.apiKey });
       expect(oas.status).toBe(200);
       expect(oas.body.oas).toContainEqual({ oa_id: oaId, name: 'Second OA' });
@@ -615,7 +615,7 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
     ])('refuses an account with %s (400)', async (_what, overrides) => {
       const workspace = await createWorkspace();
       const body = senderAccountBody(overrides);
-      const response = await gateway.admin('PUT', `/workspaces/${workspace.id}/sender-accounts/oa${unique()}`, JSON.parse(JSON.stringify(body)));
+      const response = await gateway.admin('PUT', `/workspaces/${workspace.id}/sender-accounts/oa${unique()}?verify=false`, JSON.parse(JSON.stringify(body)));
       expectError(response, 'invalid_request');
       expect((await gateway.admin('GET', `/workspaces/${workspace.id}/sender-accounts`)).body.count).toBe(0);
     });
@@ -625,7 +625,7 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
     it('registers a template, lists it for the operator and shows it on the public API', async () => {
       const seeded = await seedWorkspace(gateway);
       const templateId = `t${unique()}`;
-      const registered = await gateway.admin('PUT', `/workspaces/${seeded.workspaceId}/templates/${templateId}`, templateBody(seeded.oaId));
+      const registered = await gateway.admin('PUT', `/workspaces/${seeded.workspaceId}/templates/${templateId}?verify=false`, templateBody(seeded.oaId));
       expect(registered.status).toBe(200);
       const expected = {
         template_id: templateId,
@@ -665,13 +665,13 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       // Warm whatever the send path caches, so the update below has to invalidate it.
       expect((await send()).status).toBe(202);
 
-      const disabled = await gateway.admin('PUT', `/workspaces/${seeded.workspaceId}/templates/${seeded.templateId}`, templateBody(seeded.oaId, { status: 'DISABLE', price: 450 }));
+      const disabled = await gateway.admin('PUT', `/workspaces/${seeded.workspaceId}/templates/${seeded.templateId}?verify=false`, templateBody(seeded.oaId, { status: 'DISABLE', price: 450 }));
       expect(disabled.status).toBe(200);
       expect(disabled.body).toMatchObject({ template_id: seeded.templateId, status: 'DISABLE', price: 450 });
       expect(await publicTemplate()).toMatchObject({ status: 'DISABLE', price: 450 });
       expectError(await send(), 'template_not_enabled', /DISABLE/);
 
-      await gateway.admin('PUT', `/workspaces/${seeded.workspaceId}/templates/${seeded.templateId}`, templateBody(seeded.oaId, { status: 'ENABLE', price: 450 }));
+      await gateway.admin('PUT', `/workspaces/${seeded.workspaceId}/templates/${seeded.templateId}?verify=false`, templateBody(seeded.oaId, { status: 'ENABLE', price: 450 }));
       expect(await publicTemplate()).toMatchObject({ status: 'ENABLE', price: 450 });
       expect((await send()).status).toBe(202);
       const wallet = await gateway.admin('GET', `/workspaces/${seeded.workspaceId}/wallet`);
@@ -686,8 +686,8 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
       const mine = await seedWorkspace(gateway);
       const theirs = await seedWorkspace(gateway);
       const templateId = `t${unique()}`;
-      expectError(await gateway.admin('PUT', `/workspaces/${mine.workspaceId}/templates/${templateId}`, templateBody(theirs.oaId)), 'sender_account_not_found');
-      expectError(await gateway.admin('PUT', `/workspaces/${mine.workspaceId}/templates/${templateId}`, templateBody(`oa${unique()}`)), 'sender_account_not_found');
+      expectError(await gateway.admin('PUT', `/workspaces/${mine.workspaceId}/templates/${templateId}?verify=false`, templateBody(theirs.oaId)), 'sender_account_not_found');
+      expectError(await gateway.admin('PUT', `/workspaces/${mine.workspaceId}/templates/${templateId}?verify=false`, templateBody(`oa${unique()}`)), 'sender_account_not_found');
       const list = await gateway.admin('GET', `/workspaces/${mine.workspaceId}/templates`);
       expect(list.body.templates.map((template: { template_id: string }) => template.template_id)).not.toContain(templateId);
     });
@@ -695,7 +695,7 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
     it("refuses a template id that belongs to another workspace (409) and leaves the owner's template alone", async () => {
       const owner = await seedWorkspace(gateway);
       const other = await seedWorkspace(gateway);
-      const taken = await gateway.admin('PUT', `/workspaces/${other.workspaceId}/templates/${owner.templateId}`, templateBody(other.oaId, { price: 1 }));
+      const taken = await gateway.admin('PUT', `/workspaces/${other.workspaceId}/templates/${owner.templateId}?verify=false`, templateBody(other.oaId, { price: 1 }));
       expectError(taken, 'template_taken');
       const ownerView = await gateway.request('GET', '/api/v1/templates', { key: owner.apiKey });
       expect(ownerView.body.templates.find((template: { template_id: string }) => template.template_id === owner.templateId)).toMatchObject({ price: 300, oa_id: owner.oaId });
@@ -713,7 +713,7 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
     ])('refuses a template with %s (400)', async (_what, overrides) => {
       const seeded = await seedWorkspace(gateway);
       const templateId = `t${unique()}`;
-      const response = await gateway.admin('PUT', `/workspaces/${seeded.workspaceId}/templates/${templateId}`, JSON.parse(JSON.stringify(templateBody(seeded.oaId, overrides))));
+      const response = await gateway.admin('PUT', `/workspaces/${seeded.workspaceId}/templates/${templateId}?verify=false`, JSON.parse(JSON.stringify(templateBody(seeded.oaId, overrides))));
       expectError(response, 'invalid_request');
       const list = await gateway.admin('GET', `/workspaces/${seeded.workspaceId}/templates`);
       expect(list.body.templates.map((template: { template_id: string }) => template.template_id)).not.toContain(templateId);

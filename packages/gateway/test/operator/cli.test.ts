@@ -165,7 +165,7 @@ describe.each(STORE_KINDS)('tms admin (%s)', (kind) => {
           'admin', 'sender-accounts', 'connect', shopA.id,
           '--oa-id', oaId, '--name', 'Shop A OA', '--daily-quota', '3000', '--app-id', 'app-77',
           '--app-secret', appSecret, '--refresh-token', refreshToken,
-          '--default-mode', 'hashphone', '--rsa-public-key-file', rsaFile, '--json',
+          '--default-mode', 'hashphone', '--rsa-public-key-file', rsaFile, '--no-verify', '--json',
         ],
         env,
       );
@@ -206,21 +206,21 @@ describe.each(STORE_KINDS)('tms admin (%s)', (kind) => {
         ],
       };
       writeFileSync(templateFile, JSON.stringify(template));
-      const registered = await admin('templates', 'register', shopA.id, '--file', templateFile);
+      const registered = await admin('templates', 'register', shopA.id, '--file', templateFile, '--no-verify');
       expect(registered).toMatchObject({ template_id: templateId, status: 'ENABLE', price: 350, oa_id: oaId, oa_name: 'Shop A OA', workspace_id: shopA.id });
       expect(registered.params[0]).toEqual({ name: 'customer_name', type: 'STRING', required: true, max_length: 30, min_length: 1 });
 
       writeFileSync(templateFile, JSON.stringify({ ...template, price: 400, status: 'DISABLE' }));
-      expect(await admin('templates', 'register', shopA.id, '--file', templateFile)).toMatchObject({ template_id: templateId, price: 400, status: 'DISABLE' });
+      expect(await admin('templates', 'register', shopA.id, '--file', templateFile, '--no-verify')).toMatchObject({ template_id: templateId, price: 400, status: 'DISABLE' });
       writeFileSync(templateFile, JSON.stringify({ ...template, price: 400 }));
-      await admin('templates', 'register', shopA.id, '--file', templateFile);
+      await admin('templates', 'register', shopA.id, '--file', templateFile, '--no-verify');
 
       const templates = await admin('templates', 'list', shopA.id);
       expect(templates.count).toBe(1);
       expect(templates.templates[0]).toMatchObject({ template_id: templateId, status: 'ENABLE', price: 400 });
 
       writeFileSync(templateFile, JSON.stringify({ ...template, status: 'ON' }));
-      const badStatus = await human('templates', 'register', shopA.id, '--file', templateFile);
+      const badStatus = await human('templates', 'register', shopA.id, '--file', templateFile, '--no-verify');
       expect(badStatus.code).not.toBe(0);
       expect(badStatus.stderr).toContain('status');
     },
@@ -370,7 +370,7 @@ describe.each(STORE_KINDS)('tms admin (%s)', (kind) => {
     "reads a sender account's secrets from a file or standard input, so they never need the command line",
     async () => {
       const shop = await admin('workspaces', 'create', '--name', 'Shop with secrets in a file');
-      const connect = (oa: string) => ['admin', 'sender-accounts', 'connect', shop.id, '--oa-id', oa, '--name', `OA ${oa}`, '--daily-quota', '10', '--app-id', 'app-b'];
+      const connect = (oa: string) => ['admin', 'sender-accounts', 'connect', shop.id, '--oa-id', oa, '--name', `OA ${oa}`, '--daily-quota', '10', '--app-id', 'app-b', '--no-verify'];
       const fromFile = { app_secret: `file-secret-${randomBytes(6).toString('hex')}`, refresh_token: `file-refresh-${randomBytes(6).toString('hex')}`, oa_secret_key: 'file-oa-secret' };
       const secretsFile = join(files, 'oa-secrets.json');
       writeFileSync(secretsFile, JSON.stringify(fromFile), { mode: 0o600 });

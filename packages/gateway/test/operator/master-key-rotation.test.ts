@@ -3,7 +3,8 @@
  * (including ones in the first ciphertext format, without a key id) are re-encrypted by
  * `tms admin rotate-master-key` while a `tms start` holding both keys keeps sending and signing
  * delivery-report webhooks; a second run changes nothing; afterwards the new key alone reads
- * everything, and a process left with only the old key fails loudly, naming the key it lacks.
+ * everything, and a process left with only the old key fails loudly, naming the key it lacks: a
+ * serving one refuses to start (exit 78) rather than fail the sends it cannot prepare.
  * The embedded variant rotates the key kept in the data directory's secrets.json.
  */
 import { createCipheriv, randomBytes } from 'node:crypto';
@@ -217,18 +218,46 @@ describe.each(STORE_KINDS)('rotating TMS_MASTER_KEY with live processes (%s)', (
       const refused = await rotate(current, oldOnly);
       expect(refused.code).toBe(1);
       expect(refused.stderr).toContain(`encrypted under master key ${masterKeyId(newKey)}, which this process does not hold`);
-      // Its failed attempt is retried a while later (by then by a process with the new key), not failed at once.
-      const stale = await startGateway(current, { ...oldOnly, TMS_DISPATCH_BACKOFF_MS: '3000' });
+      // A serving process with it would fail the sends it cannot prepare: it refuses to start instead.
+      const stale = startTms(['start'], { ...current.env, ...oldOnly });
+      const listening = await stale.waitForOutput('TMS gateway listening').then(
+        () => true,
+        () => false,
+      );
+      expect(listening, stale.stdout()).toBe(false);
+      expect(await stale.exited).toEqual({ code: 78, signal: null });
+      expect(stale.stderr()).toContain(`stored secrets are encrypted under master key ${masterKeyId(newKey)} (${snapshot.length} secrets), which this process does not hold`);
+
+      // The new key alone reads everything.
+      const after = await startGateway(current, newOnly);
+      await expectSignedReport(current.receiver, await after.send(hookKey), hookKey);
+      expect(after.tms.stdout()).not.toContain('does not hold');
+      await stopGateway(after);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'a process started before the rotation and not restarted withholds what it cannot read; restarted with the new key, it sends it',
+    async () => {
+      const current = await startStack(kind);
+      const oldKey = randomBytes(32);
+      const newKey = randomBytes(32);
+      // Its attempts that fail are retried a while later, not failed at once.
+      const stale = await startGateway(current, { TMS_MASTER_KEY: oldKey.toString('hex'), TMS_DISPATCH_BACKOFF_MS: '3000' });
+      const workspaceId = await seedDemoWorkspace(stale);
+      const hookKey = await createHookKey(stale, workspaceId, current.receiver.url());
+      await expectSignedReport(current.receiver, await stale.send(hookKey), hookKey);
+
+      // The rotation runs without that process having been restarted with the new key (the start-up check cannot see this one).
+      expect((await rotateOk(current, { TMS_MASTER_KEY: newKey.toString('hex'), TMS_MASTER_KEY_PREVIOUS: oldKey.toString('hex') })).complete).toBe(true);
       const stuck = await stale.send(hookKey);
       await stale.tms.waitForOutput(`master key ${masterKeyId(newKey)}, which this process does not hold`);
       expect(hooksFor(current.receiver, stuck)).toEqual([]);
       await stopGateway(stale);
 
-      // The new key alone reads everything, including the message the stale process could not send.
-      const after = await startGateway(current, newOnly);
+      const after = await startGateway(current, { TMS_MASTER_KEY: newKey.toString('hex') });
       await expectSignedReport(current.receiver, stuck, hookKey);
-      await expectSignedReport(current.receiver, await after.send(hookKey), hookKey);
-      expect(after.tms.stdout()).not.toContain('does not hold');
       await stopGateway(after);
     },
     TEST_TIMEOUT_MS,

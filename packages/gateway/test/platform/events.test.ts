@@ -72,7 +72,7 @@ describe.each(STORE_KINDS)('POST /platform/zns/events (%s)', (kind) => {
   const db = () => gateway.runtime.store.db;
 
   async function connectWithSecret(workspaceId: string, oaId: string, app: string, oaSecret: string | null): Promise<void> {
-    const response = await gateway.admin('PUT', `/workspaces/${workspaceId}/sender-accounts/${oaId}`, {
+    const response = await gateway.admin('PUT', `/workspaces/${workspaceId}/sender-accounts/${oaId}?verify=false`, {
       name: `OA ${oaId}`,
       daily_quota: 100_000,
       app_id: app,
@@ -513,7 +513,7 @@ describe.each(STORE_KINDS)('delivery events from the simulator, end to end (%s)'
     expect(workspace.status, workspace.text).toBeLessThan(300);
     const workspaceId = workspace.body.id as string;
     expect((await gateway.admin('POST', `/workspaces/${workspaceId}/wallet/top-ups`, { amount: 100_000 })).status).toBeLessThan(300);
-    const connect = await gateway.admin('PUT', `/workspaces/${workspaceId}/sender-accounts/${demo.oa_id}`, {
+    const connect = await gateway.admin('PUT', `/workspaces/${workspaceId}/sender-accounts/${demo.oa_id}?verify=false`, {
       name: demo.name,
       daily_quota: demo.daily_quota,
       app_id: demo.app_id,
@@ -522,7 +522,7 @@ describe.each(STORE_KINDS)('delivery events from the simulator, end to end (%s)'
       oa_secret_key: demo.oa_secret_key,
     });
     expect(connect.status, connect.text).toBe(200);
-    const template = await gateway.admin('PUT', `/workspaces/${workspaceId}/templates/250001`, {
+    const template = await gateway.admin('PUT', `/workspaces/${workspaceId}/templates/250001?verify=false`, {
       name: 'Order confirmation',
       status: 'ENABLE',
       template_type: 1,

@@ -75,7 +75,7 @@ describe.each(STORE_KINDS)('daily quota from the platform (%s)', (kind) => {
     workspaceId = (await gateway.admin('POST', '/workspaces', { name: `quota ${randomBytes(3).toString('hex')}` })).body.id;
     expect((await gateway.admin('POST', `/workspaces/${workspaceId}/wallet/top-ups`, { amount: 10_000_000 })).status).toBe(201);
     for (const account of [MAIN, OTHER]) {
-      const connected = await gateway.admin('PUT', `/workspaces/${workspaceId}/sender-accounts/${account.oaId}`, {
+      const connected = await gateway.admin('PUT', `/workspaces/${workspaceId}/sender-accounts/${account.oaId}?verify=false`, {
         name: `OA ${account.oaId}`,
         daily_quota: CONFIGURED_DAILY_QUOTA[account.oaId],
         app_id: account.appId,
@@ -84,7 +84,7 @@ describe.each(STORE_KINDS)('daily quota from the platform (%s)', (kind) => {
         oa_secret_key: account.oaSecretKey,
       });
       expect(connected.status, connected.text).toBe(200);
-      const template = await gateway.admin('PUT', `/workspaces/${workspaceId}/templates/${account.templateId}`, {
+      const template = await gateway.admin('PUT', `/workspaces/${workspaceId}/templates/${account.templateId}?verify=false`, {
         name: 'One-time password',
         status: 'ENABLE',
         template_type: 2,

@@ -119,7 +119,7 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
   async function workspaceWith(oa: SeedOa | typeof DEMO_SENDER_ACCOUNT): Promise<string> {
     const workspace = await ok(gateway.admin('POST', '/workspaces', { name: `sync ${oa.oa_id}` }));
     await ok(
-      gateway.admin('PUT', `/workspaces/${workspace.id}/sender-accounts/${oa.oa_id}`, {
+      gateway.admin('PUT', `/workspaces/${workspace.id}/sender-accounts/${oa.oa_id}?verify=false`, {
         name: oa.name,
         daily_quota: 5000,
         app_id: oa.app_id,
@@ -215,7 +215,7 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
     const workspaceId = await workspaceWith(oa);
     // The operator registered one of them before any sync, with their own price and stale details.
     await ok(
-      gateway.admin('PUT', `/workspaces/${workspaceId}/templates/${registered}`, {
+      gateway.admin('PUT', `/workspaces/${workspaceId}/templates/${registered}?verify=false`, {
         name: 'Our old name',
         status: 'PENDING_REVIEW',
         template_type: 4,
@@ -245,7 +245,7 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
 
     // The operator prices the discovered template: from now on the platform's price changes are not ours.
     const { template_id: _id, oa_name: _name, ...current } = synced[discovered];
-    await ok(gateway.admin('PUT', `/workspaces/${workspaceId}/templates/${discovered}`, { ...current, price: 999 }));
+    await ok(gateway.admin('PUT', `/workspaces/${workspaceId}/templates/${discovered}?verify=false`, { ...current, price: 999 }));
     sim.control.updateTemplate(discovered, { price: '900.0' });
     sim.control.updateTemplate(registered, { price: '1.0', name: 'Order shipped, renamed' });
     try {
@@ -268,7 +268,7 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
     const key = (await ok(gateway.admin('POST', `/workspaces/${workspaceId}/api-keys`, { scopes: SCOPES_ALL }))).key as string;
     // A template the operator registered that the platform does not know.
     await ok(
-      gateway.admin('PUT', `/workspaces/${workspaceId}/templates/269999`, {
+      gateway.admin('PUT', `/workspaces/${workspaceId}/templates/269999?verify=false`, {
         name: 'Not on the platform',
         status: 'ENABLE',
         template_type: 1,
@@ -485,7 +485,7 @@ describe('template sync on the worker schedule', () => {
     expect(gateway.config.templateSyncMs).toBe(100);
     const workspace = (await gateway.admin('POST', '/workspaces', { name: 'scheduled sync' })).body;
     const { oa_id: oaId, ...account } = DEMO_SENDER_ACCOUNT;
-    expect((await gateway.admin('PUT', `/workspaces/${workspace.id}/sender-accounts/${oaId}`, account)).status).toBe(200);
+    expect((await gateway.admin('PUT', `/workspaces/${workspace.id}/sender-accounts/${oaId}?verify=false`, account)).status).toBe(200);
     const deadline = Date.now() + 30_000;
     let ids: string[] = [];
     while (Date.now() < deadline) {

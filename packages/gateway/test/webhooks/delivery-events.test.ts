@@ -25,7 +25,7 @@ describe.each(STORE_KINDS)('delivery events applied in groups (%s)', (kind) => {
     gateway = await startTestGateway(kind);
     ws = await seedWorkspace(gateway);
     expectOk(
-      await gateway.admin('PUT', `/workspaces/${ws.workspaceId}/sender-accounts/${ws.oaId}`, {
+      await gateway.admin('PUT', `/workspaces/${ws.workspaceId}/sender-accounts/${ws.oaId}?verify=false`, {
         name: 'OA',
         daily_quota: 100_000,
         app_id: appId,

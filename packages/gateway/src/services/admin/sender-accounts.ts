@@ -1,11 +1,15 @@
+import { ReloginRequiredError } from '../../caches/access-tokens.ts';
 import { encryptSecret } from '../../lib/crypto.ts';
+import { PlatformUnavailableError } from '../../platform/zns-client.ts';
 import { MAX_COUNT } from '../../lib/limits.ts';
 import { headerValueProblem } from '../../platform/header-value.ts';
 import type { SenderAccountRow } from '../../store/schema.ts';
-import { changeSenderAccountStatus, findSenderAccount, listSenderAccounts as selectSenderAccounts, upsertSenderAccount } from '../../store/sender-accounts.ts';
+import { changeSenderAccountStatus, findSenderAccount, findSenderAccountWorkspace, listSenderAccounts as selectSenderAccounts, upsertSenderAccount } from '../../store/sender-accounts.ts';
+import { callAsAccount } from '../account-calls.ts';
 import { recordAudit } from '../audit.ts';
 import type { Context, OperatorCaller, VerbCall } from '../context.ts';
 import { ApiError, badRequest } from '../errors.ts';
+import { platformUnavailable, refusalOf, unavailableFromError } from './platform-checks.ts';
 import { requireMasterKey, requireWholeNumber, requireWorkspace } from './preconditions.ts';
 
 export interface ConnectSenderAccountInput {
@@ -19,6 +23,19 @@ export interface ConnectSenderAccountInput {
   /** The OA Secret Key of the app's webhook settings: verifies the platform's event signatures. */
   oa_secret_key?: string | null;
   rsa_public_key?: string | null;
+  /**
+   * Whether to ask the platform first (default true): a token refresh with these credentials. The
+   * refresh token is single-use, so the rotated one the platform returns is what is stored, with
+   * its access token. False only for set-up where the platform cannot be reached.
+   */
+  verify?: boolean;
+}
+
+/** The tokens connecting stores: the operator's refresh token as given, or the pair the platform issued for it. */
+interface TokensToStore {
+  refreshToken: string;
+  accessToken: string | null;
+  accessTokenExpiresAt: number | null;
 }
 
 /**
@@ -41,6 +58,27 @@ function requireSendableCredentials(input: ConnectSenderAccountInput): void {
   }
 }
 
+/**
+ * Spends the operator's refresh token on a token refresh, so an account whose credentials the
+ * platform refuses is never stored as connected (its first send would fail instead).
+ */
+async function checkCredentials(ctx: Context<OperatorCaller>, input: ConnectSenderAccountInput): Promise<TokensToStore> {
+  const what = `check sender account ${input.oa_id} with the platform`;
+  const startedAt = ctx.clock();
+  const answer = await ctx.parts.platform
+    .refreshAccessToken({ appId: input.app_id, appSecret: input.app_secret, refreshToken: input.refresh_token })
+    .catch((error: unknown) => unavailableFromError(what, error));
+  if (!answer.ok) {
+    throw refusalOf(answer, 'sender_account_refused', what, `the platform refused the credentials of sender account ${input.oa_id} (check app_id and app_secret, and authorise the app again for a new refresh token)`);
+  }
+  // Counted from before the request, as the token refresh of dispatch does.
+  return { refreshToken: answer.data.refreshToken, accessToken: answer.data.accessToken, accessTokenExpiresAt: startedAt + answer.data.expiresInSeconds * 1000 };
+}
+
+function accountTaken(oaId: string): ApiError {
+  return new ApiError('sender_account_taken', `sender account ${oaId} is connected to another workspace`);
+}
+
 /** Connects a sender account to a workspace, or connects it again with fresh credentials. */
 export async function connectSenderAccount({ ctx, input }: VerbCall<OperatorCaller, { workspaceId: string } & ConnectSenderAccountInput>): Promise<SenderAccountRow> {
   const { workspaceId } = input;
@@ -48,6 +86,12 @@ export async function connectSenderAccount({ ctx, input }: VerbCall<OperatorCall
   requireSendableCredentials(input);
   await requireWorkspace(ctx, workspaceId);
   const key = requireMasterKey(ctx);
+  // Every refusal that does not need the platform comes before the check: a refresh token spent
+  // on a connect that fails anyway would be lost.
+  const owner = await findSenderAccountWorkspace(ctx.store.db, input.oa_id);
+  if (owner !== undefined && owner !== workspaceId) throw accountTaken(input.oa_id);
+  const verified = input.verify !== false;
+  const tokens = verified ? await checkCredentials(ctx, input) : { refreshToken: input.refresh_token, accessToken: null, accessTokenExpiresAt: null };
   const now = ctx.clock();
   const row = await upsertSenderAccount(ctx.store.db, {
     oa_id: input.oa_id,
@@ -58,9 +102,9 @@ export async function connectSenderAccount({ ctx, input }: VerbCall<OperatorCall
     status: 'connected',
     app_id: input.app_id,
     encrypted_app_secret: encryptSecret(input.app_secret, key),
-    encrypted_refresh_token: encryptSecret(input.refresh_token, key),
-    encrypted_access_token: null,
-    access_token_expires_at: null,
+    encrypted_refresh_token: encryptSecret(tokens.refreshToken, key),
+    encrypted_access_token: tokens.accessToken === null ? null : encryptSecret(tokens.accessToken, key),
+    access_token_expires_at: tokens.accessTokenExpiresAt,
     rsa_public_key: input.rsa_public_key ?? null,
     encrypted_oa_secret_key: input.oa_secret_key ? encryptSecret(input.oa_secret_key, key) : null,
     // Connecting again is the operator's re-login: fresh credentials, no refresh in progress.
@@ -69,7 +113,7 @@ export async function connectSenderAccount({ ctx, input }: VerbCall<OperatorCall
     created_at: now,
     updated_at: now,
   });
-  if (!row) throw new ApiError('sender_account_taken', `sender account ${input.oa_id} is connected to another workspace`);
+  if (!row) throw accountTaken(input.oa_id);
   ctx.parts.catalog.forgetSenderAccount(workspaceId, input.oa_id);
   // The credentials themselves never go into the log: only which ones were given.
   await recordAudit(ctx, {
@@ -77,7 +121,7 @@ export async function connectSenderAccount({ ctx, input }: VerbCall<OperatorCall
     workspaceId,
     target: row.oa_id,
     before: null,
-    after: { name: row.name, default_mode: row.default_mode, daily_quota: row.daily_quota, app_id: row.app_id, has_oa_secret_key: row.encrypted_oa_secret_key !== null, has_rsa_public_key: row.rsa_public_key !== null },
+    after: { name: row.name, default_mode: row.default_mode, daily_quota: row.daily_quota, app_id: row.app_id, has_oa_secret_key: row.encrypted_oa_secret_key !== null, has_rsa_public_key: row.rsa_public_key !== null, verified },
   });
   return row;
 }
@@ -116,14 +160,44 @@ export async function disconnectSenderAccount({ ctx, input }: VerbCall<OperatorC
 }
 
 /**
- * Lets a disconnected sender account send again with the credentials it has. One that needs a new
- * refresh token (relogin_required) is connected again with new credentials instead.
+ * Lets a disconnected sender account send again with the credentials it has, once the platform
+ * accepts them (unless `verify` is false): an access token (refreshed if the stored one is stale)
+ * that GET quota accepts. Refused credentials leave the account needing a new refresh token
+ * (relogin_required), as dispatch would have found at its first send; a platform that cannot be
+ * asked leaves it disconnected. One that already needs a new refresh token is connected again
+ * with new credentials instead.
  */
-export async function reconnectSenderAccount({ ctx, input }: VerbCall<OperatorCaller, { workspaceId: string; oaId: string }>): Promise<SenderAccountRow> {
+export async function reconnectSenderAccount({ ctx, input }: VerbCall<OperatorCaller, { workspaceId: string; oaId: string; verify?: boolean }>): Promise<SenderAccountRow> {
   const account = await requireSenderAccount(ctx, input.workspaceId, input.oaId);
   if (account.status === 'connected') return account;
   if (account.status === 'relogin_required') {
     throw badRequest(`sender account ${input.oaId} needs a new refresh token: connect it again with new credentials (sender-accounts connect)`);
   }
-  return setStatus(ctx, account, 'connected', 'sender_account.reconnect');
+  const reconnected = await setStatus(ctx, account, 'connected', 'sender_account.reconnect');
+  if (input.verify === false || reconnected.status !== 'connected') return reconnected;
+  await confirmAccountWorks(ctx, reconnected);
+  return requireSenderAccount(ctx, input.workspaceId, input.oaId);
+}
+
+/** Undoes a reconnect whose check failed, and answers why. */
+async function undoReconnect(ctx: Context<OperatorCaller>, account: SenderAccountRow, failure: ApiError): Promise<never> {
+  await changeSenderAccountStatus(ctx.store.db, { workspaceId: account.workspace_id, oaId: account.oa_id, from: ['connected'], to: 'disconnected', now: ctx.clock() });
+  ctx.parts.catalog.forgetSenderAccount(account.workspace_id, account.oa_id);
+  throw failure;
+}
+
+async function confirmAccountWorks(ctx: Context<OperatorCaller>, account: SenderAccountRow): Promise<void> {
+  const oaId = account.oa_id;
+  const what = `check sender account ${oaId} with the platform`;
+  try {
+    const answer = await callAsAccount(ctx.parts.accessTokens, oaId, (token) => ctx.parts.platform.getQuota(token));
+    if (!answer.ok) await undoReconnect(ctx, account, refusalOf(answer, 'sender_account_refused', what, `the platform refused sender account ${oaId}`));
+  } catch (error) {
+    if (error instanceof ReloginRequiredError) {
+      ctx.parts.catalog.forgetSenderAccount(account.workspace_id, oaId);
+      throw new ApiError('sender_account_refused', `the platform refused the stored credentials of sender account ${oaId}: ${error.reason}`);
+    }
+    if (error instanceof PlatformUnavailableError) await undoReconnect(ctx, account, platformUnavailable(what, `the platform did not answer (${error.message})`));
+    throw error;
+  }
 }

@@ -14,6 +14,17 @@ import { TemplateSchema, TemplateStatusSchema } from '../templates/list.ts';
 import { SenderAccountSchema, TemplateSyncResultSchema, WorkspaceIdParams } from './admin-schemas.ts';
 
 const tags = ['Sender accounts and templates'];
+
+/** `?verify=false`: store without asking the platform first (set-up where it cannot be reached). */
+const VerifyQuery = Type.Object(
+  {
+    verify: Type.Optional(
+      Type.Boolean({ default: true, description: 'Check with the platform before storing (default). `false` stores without asking it: for set-up where it cannot be reached.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+const VERIFY_ERRORS = ['platform_unavailable'] as const;
 const WORKSPACE_ERRORS = ['workspace_not_found', ...PATH_PARAMETER_ERRORS, ...OPERATOR_ERRORS] as const;
 
 export function registerAdminCatalog(app: App, route: RouteDependencies): void {
@@ -24,7 +35,10 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
         tags,
         operationId: 'connectSenderAccount',
         summary: 'Connect (or update) a sender account with its ZNS credentials',
+        description:
+          'The gateway first checks the credentials with the platform: a token refresh. The refresh token is single-use, so what is stored is the new refresh token and access token the platform issued for it. A refusal answers 422 sender_account_refused with the platform\'s code and reason, and stores nothing.',
         params: Type.Object({ id: Type.String(), oa_id: Type.String({ minLength: 1, maxLength: 64 }) }),
+        querystring: VerifyQuery,
         body: Type.Object(
           {
             name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -55,11 +69,11 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
           },
         },
         'x-responses': { 200: { description: 'The sender account, connected (its secrets are never shown).', examples: { connected: { summary: 'Connected', value: SENDER_ACCOUNT } } } },
-        'x-error-types': [...JSON_BODY_ERRORS, 'sender_account_taken', ...WORKSPACE_ERRORS],
+        'x-error-types': [...JSON_BODY_ERRORS, 'sender_account_taken', 'sender_account_refused', ...VERIFY_ERRORS, ...WORKSPACE_ERRORS],
       },
     },
     async (request) => {
-      const input = { ...request.body, oa_id: request.params.oa_id, workspaceId: request.params.id };
+      const input = { ...request.body, oa_id: request.params.oa_id, workspaceId: request.params.id, verify: request.query.verify };
       return presentSenderAccount(await connectSenderAccount({ ctx: operatorContextOf(request, route), input }));
     },
   );
@@ -77,16 +91,18 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
           description:
             action === 'disconnect'
               ? 'Its credentials stay, so reconnecting resumes it. Disconnecting a disconnected account changes nothing.'
-              : 'An account that needs a new refresh token (relogin_required) is connected again with new credentials instead (400). Reconnecting a connected account changes nothing.',
+              : 'The platform is asked first whether it accepts the stored credentials (an access token, refreshed if stale, that the quota call accepts). A refused refresh token answers 422 sender_account_refused and leaves the account needing a new one (relogin_required); a platform that cannot be asked answers 503 platform_unavailable and leaves it disconnected. An account that needs a new refresh token is connected again with new credentials instead (400). Reconnecting a connected account changes nothing.',
           params: Type.Object({ id: Type.String(), oa_id: Type.String({ minLength: 1, maxLength: 64 }) }),
+          ...(action === 'reconnect' ? { querystring: VerifyQuery } : {}),
           response: { 200: SenderAccountSchema },
           'x-parameter-examples': { id: EXAMPLE.workspaceId, oa_id: EXAMPLE.oaId },
           'x-responses': { 200: { description: `The sender account, now ${status}.`, examples: { [status]: { summary: status, value: { ...SENDER_ACCOUNT, status } } } } },
-          'x-error-types': ['invalid_request', 'sender_account_not_found', ...WORKSPACE_ERRORS],
+          'x-error-types': ['invalid_request', 'sender_account_not_found', ...(action === 'reconnect' ? (['sender_account_refused', ...VERIFY_ERRORS] as const) : []), ...WORKSPACE_ERRORS],
         },
       },
       async (request) => {
-        const input = { workspaceId: request.params.id, oaId: request.params.oa_id };
+        const { verify } = (request.query ?? {}) as { verify?: boolean };
+        const input = { workspaceId: request.params.id, oaId: request.params.oa_id, verify };
         const ctx = operatorContextOf(request, route);
         return presentSenderAccount(action === 'disconnect' ? await disconnectSenderAccount({ ctx, input }) : await reconnectSenderAccount({ ctx, input }));
       },
@@ -138,25 +154,31 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
         tags,
         operationId: 'registerTemplate',
         summary: 'Register or update a template with its params and price',
+        description:
+          "The gateway first asks the platform for the template's info as the sender account: a template the platform does not know for that account answers 422 template_refused and stores nothing. One it knows is stored with the platform's name, status, params and preview (any given are replaced) and the operator's price and template_type. With `verify=false` nothing is asked, and name, status and params are required.",
         params: Type.Object({ id: Type.String(), template_id: Type.String({ minLength: 1, maxLength: 64 }) }),
+        querystring: VerifyQuery,
         body: Type.Object(
           {
-            name: Type.String({ minLength: 1 }),
-            status: TemplateStatusSchema,
+            name: Type.Optional(Type.String({ minLength: 1, description: "Required with verify=false; otherwise the platform's" })),
+            status: Type.Optional(TemplateStatusSchema),
             template_type: Type.Integer({ minimum: 0, maximum: MAX_INT32 }),
             oa_id: Type.String({ minLength: 1 }),
             preview_url: Type.Optional(Type.String()),
             price: Type.Integer({ minimum: 0, maximum: MAX_PRICE_VND, description: 'VND per message, at most 10^9' }),
-            params: Type.Array(
-              Type.Object(
-                {
-                  name: Type.String({ minLength: 1 }),
-                  type: Type.String({ default: 'STRING' }),
-                  required: Type.Boolean(),
-                  max_length: Type.Integer({ minimum: 0, maximum: MAX_INT32 }),
-                  min_length: Type.Integer({ minimum: 0, maximum: MAX_INT32 }),
-                },
-                { additionalProperties: false },
+            params: Type.Optional(
+              Type.Array(
+                Type.Object(
+                  {
+                    name: Type.String({ minLength: 1 }),
+                    type: Type.String({ default: 'STRING' }),
+                    required: Type.Boolean(),
+                    max_length: Type.Integer({ minimum: 0, maximum: MAX_INT32 }),
+                    min_length: Type.Integer({ minimum: 0, maximum: MAX_INT32 }),
+                  },
+                  { additionalProperties: false },
+                ),
+                { description: "Required with verify=false; otherwise the platform's" },
               ),
             ),
           },
@@ -179,11 +201,11 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
           },
         },
         'x-responses': { 200: { description: 'The template as registered.', examples: { registered: { summary: 'Registered', value: { ...ORDER_TEMPLATE, workspace_id: EXAMPLE.workspaceId } } } } },
-        'x-error-types': [...JSON_BODY_ERRORS, 'sender_account_not_found', 'template_taken', ...WORKSPACE_ERRORS],
+        'x-error-types': [...JSON_BODY_ERRORS, 'sender_account_not_found', 'sender_account_not_connected', 'template_taken', 'template_refused', ...VERIFY_ERRORS, ...WORKSPACE_ERRORS],
       },
     },
     async (request) => {
-      const input = { ...request.body, template_id: request.params.template_id, workspaceId: request.params.id };
+      const input = { ...request.body, template_id: request.params.template_id, workspaceId: request.params.id, verify: request.query.verify };
       return presentRegisteredTemplate(await registerTemplate({ ctx: operatorContextOf(request, route), input }));
     },
   );

@@ -1,0 +1,297 @@
+/**
+ * The operator verbs that ask the platform before they store anything, against a real simulator
+ * over HTTP: connecting a sender account spends its refresh token on a token refresh and stores
+ * the new pair; refused credentials or an unknown template store nothing; reconnecting asks the
+ * platform with the stored credentials; `verify=false` (`--no-verify`) stores without asking.
+ */
+import { startSimulator, type RunningSimulator, type Seed, type SeedOa } from '@tms/zns-sim';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decryptSecret } from '../../src/lib/crypto.ts';
+import { STORE_KINDS, startTestGateway, type TestGateway } from '../harness.ts';
+import { expectError } from '../api/helpers.ts';
+import { runTms } from './processes.ts';
+
+const OA_COUNT = 20;
+
+function simulatorSeed(): Seed {
+  const oas: SeedOa[] = Array.from({ length: OA_COUNT }, (_, index) => ({
+    oa_id: `43100000000000${String(index).padStart(3, '0')}`,
+    name: `Check OA ${index}`,
+    app_id: `20710000000000${String(index).padStart(3, '0')}`,
+    app_secret: `check-app-secret-${index}`,
+    oa_secret_key: `check-oa-secret-key-${index}`,
+    refresh_token: `check-refresh-token-${index}`,
+    rsa: null,
+    templates: [
+      {
+        template_id: String(280_000 + index),
+        name: `Delivery notice ${index}`,
+        status: 'ENABLE',
+        preview_url: `https://account.zalo.cloud/znspreview/check-${index}`,
+        params: [
+          { name: 'customer_name', type: 'STRING', required: true, min_length: 1, max_length: 30 },
+          { name: 'eta', type: 'STRING', required: false, min_length: 0, max_length: 20 },
+        ],
+      },
+    ],
+  }));
+  return { oas, recipient_rules: [] };
+}
+
+describe.each(STORE_KINDS)('operator changes checked with the platform (%s)', (kind) => {
+  const seed = simulatorSeed();
+  let sim: RunningSimulator;
+  let gateway: TestGateway;
+  let workspaceId: string;
+  let nextOa = 0;
+
+  beforeAll(async () => {
+    sim = await startSimulator({ seed, eventsUrl: null });
+    gateway = await startTestGateway(kind, { env: { ZNS_OAUTH_URL: sim.url, ZNS_API_URL: sim.url, ZNS_TIMEOUT_MS: '2000' } });
+    const workspace = await gateway.admin('POST', '/workspaces', { name: 'platform checks' });
+    workspaceId = workspace.body.id as string;
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await sim?.close();
+  });
+
+  function takeOa(): SeedOa {
+    const oa = seed.oas[nextOa];
+    nextOa += 1;
+    if (!oa) throw new Error('simulatorSeed has too few OAs for this suite');
+    return oa;
+  }
+
+  const body = (oa: SeedOa, overrides: Record<string, unknown> = {}) => ({ name: oa.name, daily_quota: 1000, app_id: oa.app_id, app_secret: oa.app_secret, refresh_token: oa.refresh_token, ...overrides });
+  const connect = (oa: SeedOa, query = '', overrides: Record<string, unknown> = {}) => gateway.admin('PUT', `/workspaces/${workspaceId}/sender-accounts/${oa.oa_id}${query}`, body(oa, overrides));
+  const row = (oaId: string) => gateway.runtime.store.db.selectFrom('sender_accounts').selectAll().where('oa_id', '=', oaId).executeTakeFirst();
+  const templateRow = (templateId: string) => gateway.runtime.store.db.selectFrom('templates').selectAll().where('template_id', '=', templateId).executeTakeFirst();
+  const masterKey = (): Buffer => gateway.config.masterKey!;
+  const templateOf = (oa: SeedOa) => oa.templates![0]!;
+
+  describe('connecting a sender account', () => {
+    it('spends the refresh token on a refresh and stores the pair the platform issued', async () => {
+      const oa = takeOa();
+      const issuedBefore = sim.control.stats().tokens.issued;
+      const response = await connect(oa);
+      expect(response.status, response.text).toBe(200);
+      expect(response.body).toMatchObject({ oa_id: oa.oa_id, status: 'connected' });
+      expect(sim.control.stats().tokens.issued).toBe(issuedBefore + 1);
+      const platformRefreshToken = sim.control.oa(oa.oa_id).refresh_token!;
+      expect(platformRefreshToken).not.toBe(oa.refresh_token);
+      const stored = (await row(oa.oa_id))!;
+      // The single-use token the operator gave is spent: only the rotated one can refresh again.
+      expect(decryptSecret(stored.encrypted_refresh_token, masterKey())).toBe(platformRefreshToken);
+      expect(stored.encrypted_access_token).not.toBeNull();
+      expect(stored.access_token_expires_at).toBeGreaterThan(Date.now());
+      // The stored access token works: a send with it is accepted without another refresh.
+      const send = await gateway.runtime.platform.sendMessage(decryptSecret(stored.encrypted_access_token!, masterKey()), {
+        kind: 'plain',
+        recipient: '84912345678',
+        templateId: templateOf(oa).template_id,
+        templateData: { customer_name: 'Lan' },
+        trackingId: `check-${oa.oa_id}`,
+      });
+      expect(send.ok).toBe(true);
+    });
+
+    it.each([
+      ['a wrong app secret', { app_secret: 'not-the-secret' }],
+      ['an unknown refresh token', { refresh_token: 'never-issued' }],
+    ])('refuses %s with the platform code and reason, and stores nothing', async (_what, overrides) => {
+      const oa = takeOa();
+      const response = await connect(oa, '', overrides);
+      expectError(response, 'sender_account_refused');
+      expect(response.status).toBe(422);
+      expect(response.body.error.message).toMatch(/-\d+ /);
+      expect(await row(oa.oa_id)).toBeUndefined();
+      // The operator's refresh token was not spent: connecting with the right credentials still works.
+      expect((await connect(oa)).status).toBe(200);
+    });
+
+    it('answers platform_unavailable while the platform is down, stores nothing, and connects once it is back', async () => {
+      const oa = takeOa();
+      sim.control.setFaults({ error_rate_5xx: 1, scope: 'all' });
+      try {
+        const response = await connect(oa);
+        expectError(response, 'platform_unavailable');
+        expect(response.status).toBe(503);
+        expect(await row(oa.oa_id)).toBeUndefined();
+      } finally {
+        sim.control.clearFaults();
+      }
+      expect((await connect(oa)).status).toBe(200);
+    });
+
+    it('with verify=false stores the credentials as given, without asking the platform', async () => {
+      const oa = takeOa();
+      const issuedBefore = sim.control.stats().tokens.issued;
+      const response = await connect(oa, '?verify=false', { refresh_token: 'offline-refresh-token' });
+      expect(response.status, response.text).toBe(200);
+      expect(sim.control.stats().tokens.issued).toBe(issuedBefore);
+      const stored = (await row(oa.oa_id))!;
+      expect(decryptSecret(stored.encrypted_refresh_token, masterKey())).toBe('offline-refresh-token');
+      expect(stored.encrypted_access_token).toBeNull();
+    });
+
+    it("never spends the refresh token on an account another workspace holds", async () => {
+      const oa = takeOa();
+      expect((await connect(oa)).status).toBe(200);
+      const other = await gateway.admin('POST', '/workspaces', { name: 'other' });
+      sim.control.setRefreshToken(oa.oa_id, 'fresh-from-the-platform');
+      const issuedBefore = sim.control.stats().tokens.issued;
+      const taken = await gateway.admin('PUT', `/workspaces/${other.body.id}/sender-accounts/${oa.oa_id}`, body(oa, { refresh_token: 'fresh-from-the-platform' }));
+      expectError(taken, 'sender_account_taken');
+      expect(sim.control.stats().tokens.issued).toBe(issuedBefore);
+      expect(sim.control.oa(oa.oa_id).refresh_token).toBe('fresh-from-the-platform');
+    });
+  });
+
+  describe('reconnecting a sender account', () => {
+    const reconnect = (oaId: string, query = '') => gateway.admin('POST', `/workspaces/${workspaceId}/sender-accounts/${oaId}/reconnect${query}`);
+    const disconnect = (oaId: string) => gateway.admin('POST', `/workspaces/${workspaceId}/sender-accounts/${oaId}/disconnect`);
+
+    it('reconnects once the platform accepts the stored credentials', async () => {
+      const oa = takeOa();
+      expect((await connect(oa)).status).toBe(200);
+      expect((await disconnect(oa.oa_id)).body.status).toBe('disconnected');
+      const requestsBefore = sim.control.stats().requests.total;
+      const response = await reconnect(oa.oa_id);
+      expect(response.status, response.text).toBe(200);
+      expect(response.body.status).toBe('connected');
+      expect(sim.control.stats().requests.total).toBeGreaterThan(requestsBefore);
+    });
+
+    it('answers sender_account_refused when the platform revoked the refresh token, and the account then needs one', async () => {
+      const oa = takeOa();
+      expect((await connect(oa)).status).toBe(200);
+      await disconnect(oa.oa_id);
+      sim.control.revokeRefreshToken(oa.oa_id);
+      sim.control.expireAccessTokens(oa.oa_id);
+      const response = await reconnect(oa.oa_id);
+      expectError(response, 'sender_account_refused');
+      expect((await row(oa.oa_id))!.status).toBe('relogin_required');
+    });
+
+    it('stays disconnected when the platform cannot be asked', async () => {
+      const oa = takeOa();
+      expect((await connect(oa)).status).toBe(200);
+      await disconnect(oa.oa_id);
+      sim.control.setFaults({ error_rate_5xx: 1, scope: 'all' });
+      try {
+        expectError(await reconnect(oa.oa_id), 'platform_unavailable');
+      } finally {
+        sim.control.clearFaults();
+      }
+      expect((await row(oa.oa_id))!.status).toBe('disconnected');
+      // Without the check it reconnects at once.
+      expect((await reconnect(oa.oa_id, '?verify=false')).body.status).toBe('connected');
+    });
+  });
+
+  describe('registering a template', () => {
+    const register = (templateId: string, fields: Record<string, unknown>, query = '') => gateway.admin('PUT', `/workspaces/${workspaceId}/templates/${templateId}${query}`, fields);
+
+    it("stores the platform's name, status, params and preview with the operator's price", async () => {
+      const oa = takeOa();
+      expect((await connect(oa)).status).toBe(200);
+      const template = templateOf(oa);
+      // What the operator typed differs from the platform: the platform's description wins.
+      const response = await register(template.template_id, { oa_id: oa.oa_id, price: 450, template_type: 2, name: 'A guess', params: [] });
+      expect(response.status, response.text).toBe(200);
+      expect(response.body).toMatchObject({
+        template_id: template.template_id,
+        name: template.name,
+        status: 'ENABLE',
+        price: 450,
+        preview_url: template.preview_url,
+        params: [
+          { name: 'customer_name', type: 'STRING', required: true, max_length: 30, min_length: 1 },
+          { name: 'eta', type: 'STRING', required: false, max_length: 20, min_length: 0 },
+        ],
+      });
+      const stored = (await templateRow(template.template_id))!;
+      expect(stored).toMatchObject({ template_type: 2, price_source: 'operator' });
+      expect(stored.synced_at).not.toBeNull();
+    });
+
+    it('refuses a template the platform does not know for the account, with its code, and stores nothing', async () => {
+      const oa = takeOa();
+      const owner = takeOa();
+      expect((await connect(oa)).status).toBe(200);
+      const unknown = await register('289999', { oa_id: oa.oa_id, price: 300, template_type: 1 });
+      expectError(unknown, 'template_refused');
+      expect(unknown.body.error.message).toContain('-109');
+      // Another OA's template is not this account's to send.
+      const foreign = await register(templateOf(owner).template_id, { oa_id: oa.oa_id, price: 300, template_type: 1 });
+      expectError(foreign, 'template_refused');
+      expect(foreign.body.error.message).toContain('-117');
+      expect(await templateRow('289999')).toBeUndefined();
+      expect(await templateRow(templateOf(owner).template_id)).toBeUndefined();
+    });
+
+    it('with verify=false stores what the operator gave, and needs name, status and params', async () => {
+      const oa = takeOa();
+      expect((await connect(oa)).status).toBe(200);
+      const incomplete = await register('289998', { oa_id: oa.oa_id, price: 300, template_type: 1 }, '?verify=false');
+      expectError(incomplete, 'invalid_request');
+      expect(incomplete.body.error.message).toContain('name, status and params are required');
+      const params = [{ name: 'code', type: 'STRING', required: true, max_length: 10, min_length: 1 }];
+      const offline = await register('289998', { oa_id: oa.oa_id, price: 300, template_type: 1, name: 'Offline', status: 'ENABLE', params }, '?verify=false');
+      expect(offline.status, offline.text).toBe(200);
+      expect(offline.body).toMatchObject({ name: 'Offline', params });
+      expect((await templateRow('289998'))!.synced_at).toBeNull();
+    });
+
+    it('refuses to check a template of a disconnected account', async () => {
+      const oa = takeOa();
+      expect((await connect(oa)).status).toBe(200);
+      await gateway.admin('POST', `/workspaces/${workspaceId}/sender-accounts/${oa.oa_id}/disconnect`);
+      expectError(await register(templateOf(oa).template_id, { oa_id: oa.oa_id, price: 300, template_type: 1 }), 'sender_account_not_connected');
+      expect(await templateRow(templateOf(oa).template_id)).toBeUndefined();
+    });
+  });
+
+  describe('through tms admin', () => {
+    let files: string;
+    beforeAll(() => {
+      files = mkdtempSync(join(tmpdir(), 'tms-platform-checks-'));
+    });
+    afterAll(() => rmSync(files, { recursive: true, force: true }));
+
+    const env = () => ({
+      ...gateway.database.env,
+      TMS_ADMIN_TOKEN: gateway.config.adminToken!,
+      TMS_MASTER_KEY: gateway.config.masterKey!.toString('hex'),
+      TMS_LOG_LEVEL: 'silent',
+      ZNS_OAUTH_URL: sim.url,
+      ZNS_API_URL: sim.url,
+    });
+
+    it('connects with a check, refuses what the platform refuses, and registers from the platform', async () => {
+      const oa = takeOa();
+      const secrets = join(files, `${oa.oa_id}.json`);
+      const connectArgs = ['admin', 'sender-accounts', 'connect', workspaceId, '--oa-id', oa.oa_id, '--name', oa.name, '--daily-quota', '100', '--app-id', oa.app_id, '--secrets-file', secrets];
+      writeFileSync(secrets, JSON.stringify({ app_secret: 'wrong', refresh_token: oa.refresh_token }), { mode: 0o600 });
+      const refused = await runTms(connectArgs, env());
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain('the platform refused the credentials');
+      expect(await row(oa.oa_id)).toBeUndefined();
+
+      writeFileSync(secrets, JSON.stringify({ app_secret: oa.app_secret, refresh_token: oa.refresh_token }), { mode: 0o600 });
+      const connected = await runTms([...connectArgs, '--json'], env());
+      expect(connected.code, connected.stderr).toBe(0);
+      expect(decryptSecret((await row(oa.oa_id))!.encrypted_refresh_token, masterKey())).toBe(sim.control.oa(oa.oa_id).refresh_token);
+
+      const templateFile = join(files, `${oa.oa_id}-template.json`);
+      writeFileSync(templateFile, JSON.stringify({ template_id: templateOf(oa).template_id, oa_id: oa.oa_id, price: 320, template_type: 1 }));
+      const registered = await runTms(['admin', 'templates', 'register', workspaceId, '--file', templateFile, '--json'], env());
+      expect(registered.code, registered.stderr).toBe(0);
+      expect(JSON.parse(registered.stdout)).toMatchObject({ name: templateOf(oa).name, price: 320, status: 'ENABLE' });
+    }, 120_000);
+  });
+});
