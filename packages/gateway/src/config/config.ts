@@ -23,6 +23,8 @@ export interface Config {
   readonly previousMasterKey: Buffer | null;
   /** The secrets file the master key was read from (embedded mode without TMS_MASTER_KEY), else null. */
   readonly masterKeyFile: string | null;
+  /** Ids of master keys the operator declared lost (TMS_MASTER_KEY_LOST_IDS): their secrets do not stop a start. */
+  readonly lostMasterKeyIds: readonly string[];
   readonly rateLimit: { readonly perSecond: number; readonly burst: number };
   /** How long an API key lookup is cached; revocation must reach every node within 5 s. */
   readonly authCacheMs: number;
@@ -121,6 +123,7 @@ export function parseConfig(env: Environment = process.env): Config {
     masterKey: values.TMS_MASTER_KEY,
     previousMasterKey: values.TMS_MASTER_KEY_PREVIOUS,
     masterKeyFile: null,
+    lostMasterKeyIds: values.TMS_MASTER_KEY_LOST_IDS,
     rateLimit: Object.freeze({ perSecond: values.TMS_RATE_LIMIT_PER_SECOND, burst: values.TMS_RATE_LIMIT_BURST }),
     authCacheMs: values.TMS_AUTH_CACHE_MS,
     logLevel: values.TMS_LOG_LEVEL,

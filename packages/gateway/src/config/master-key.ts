@@ -1,6 +1,12 @@
 import type { Config } from './config.ts';
 import { ConfigError } from './config-error.ts';
 
+/**
+ * How TMS_MASTER_KEY_LOST_IDS names the secrets from before ciphertexts carried a key id: they name
+ * no key, so only this word can declare them lost.
+ */
+export const FIRST_FORMAT_KEY_ID = 'legacy';
+
 /** What a master key must look like, in words shared by the error message and the README. */
 export const MASTER_KEY_FORM = '32 bytes, as 64 hex characters or base64';
 

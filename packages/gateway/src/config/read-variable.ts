@@ -4,7 +4,8 @@
  */
 import { resolve } from 'node:path';
 import { ConfigError } from './config-error.ts';
-import { MASTER_KEY_FORM, parseMasterKey } from './master-key.ts';
+import { KEY_ID_HEX } from '../lib/crypto.ts';
+import { FIRST_FORMAT_KEY_ID, MASTER_KEY_FORM, parseMasterKey } from './master-key.ts';
 import type { MillisecondListVariable, ValueOf, Variable } from './variable-kinds.ts';
 
 export type Environment = Record<string, string | undefined>;
@@ -14,6 +15,7 @@ export const TRUE_WORDS = ['true', '1', 'yes', 'on'] as const;
 export const FALSE_WORDS = ['false', '0', 'no', 'off'] as const;
 
 const POSTGRES_URL_FORM = 'a postgres:// or postgresql:// URL';
+const KEY_ID_LIST_FORM = `comma-separated master key ids (${KEY_ID_HEX} hex digits each), and \`${FIRST_FORMAT_KEY_ID}\` for secrets from before key ids`;
 
 /** What a value must look like, in words shared by the error messages and the README. */
 export function describeAcceptedValues(variable: Variable): string {
@@ -40,6 +42,8 @@ export function describeAcceptedValues(variable: Variable): string {
       return MASTER_KEY_FORM;
     case 'postgresUrl':
       return POSTGRES_URL_FORM;
+    case 'keyIdList':
+      return KEY_ID_LIST_FORM;
   }
 }
 
@@ -81,12 +85,21 @@ function readAnyVariable(name: string, variable: Variable, env: Environment): Va
     }
     case 'masterKey':
       return unset ? null : parseMasterKey(raw, name);
+    case 'keyIdList':
+      return unset ? Object.freeze([]) : readKeyIdList(name, raw);
     case 'postgresUrl': {
       if (unset) return null;
       if (!/^postgres(ql)?:\/\//.test(raw)) throw new ConfigError(name, `must be ${POSTGRES_URL_FORM}`);
       return raw;
     }
   }
+}
+
+function readKeyIdList(name: string, raw: string): readonly string[] {
+  const ids = raw.split(',').map((id) => id.trim().toLowerCase());
+  const pattern = new RegExp(`^[0-9a-f]{${KEY_ID_HEX}}$`);
+  for (const id of ids) if (id !== FIRST_FORMAT_KEY_ID && !pattern.test(id)) throw new ConfigError(name, `must be ${KEY_ID_LIST_FORM}; got "${id}"`);
+  return Object.freeze([...new Set(ids)]);
 }
 
 function readInteger(name: string, raw: string, min: number, max: number): number {

@@ -74,6 +74,12 @@ export interface MasterKeyVariable extends Documented {
   readonly whenUnset: string;
 }
 
+/** Comma-separated master key ids (as `tms admin rotate-master-key` and the start-up refusal name them). */
+export interface KeyIdListVariable extends Documented {
+  readonly kind: 'keyIdList';
+  readonly whenUnset: string;
+}
+
 /** A PostgreSQL connection URL; null when unset. Not repeated in a message: it may hold a password. */
 export interface PostgresUrlVariable extends Documented {
   readonly kind: 'postgresUrl';
@@ -90,6 +96,7 @@ export type Variable =
   | DirectoryVariable
   | SecretTokenVariable
   | MasterKeyVariable
+  | KeyIdListVariable
   | PostgresUrlVariable;
 
 /** The parsed value of a variable of kind V. */
@@ -99,6 +106,8 @@ export type ValueOf<V extends Variable> = V extends IntegerVariable
     ? boolean
     : V extends MillisecondListVariable
       ? readonly number[]
+      : V extends KeyIdListVariable
+        ? readonly string[]
       : V extends MasterKeyVariable
         ? Buffer | null
         : V extends SecretTokenVariable | PostgresUrlVariable

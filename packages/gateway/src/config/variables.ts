@@ -44,6 +44,12 @@ export const CONFIG_VARIABLES = {
     meaning:
       'During a master key rotation only: a second key that stored secrets may be encrypted under. Secrets are read under either key, and encrypted only under `TMS_MASTER_KEY` (see *Rotating the master key*)',
   },
+  TMS_MASTER_KEY_LOST_IDS: {
+    kind: 'keyIdList',
+    whenUnset: 'none',
+    meaning:
+      "Only after losing a master key: its id, as the processes' refusal to start names it. `tms start`, `tms api` and `tms worker` refuse to start while a stored secret is under a key they do not hold, unless that key is named here; the sender accounts and API keys under it must then be connected and created again (see *Custody of the master key*)",
+  },
   TMS_RATE_LIMIT_PER_SECOND: {
     kind: 'integer',
     default: 50,

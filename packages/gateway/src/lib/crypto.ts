@@ -13,7 +13,8 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 /** Marks the format that names its key: `tms1.<key id>.<base64(iv | tag | ciphertext)>`. */
 const FORMAT_MARK = 'tms1';
-const KEY_ID_HEX = 16;
+/** The hex digits of a master key id. */
+export const KEY_ID_HEX = 16;
 
 /**
  * The master keys a process holds, in the order they are tried: the first one encrypts, the others
@@ -61,6 +62,18 @@ export function masterKeyId(key: Buffer): string {
 /** What every ciphertext sealed under `key` begins with (the store selects secrets still under other keys by it). */
 export function sealedPrefix(key: Buffer): string {
   return `${FORMAT_MARK}.${masterKeyId(key)}.`;
+}
+
+/** What every ciphertext that names its key begins with; the first format (plain base64, no key id) does not. */
+export const KEYED_FORMAT_MARK = `${FORMAT_MARK}.`;
+
+/** The length of every sealedPrefix(): the format mark, a key id and a dot. */
+export const SEALED_PREFIX_LENGTH = KEYED_FORMAT_MARK.length + KEY_ID_HEX + 1;
+
+/** The key id a ciphertext (or its sealedPrefix) names; null for the first format, which names none. Nothing is decrypted. */
+export function sealedKeyId(encoded: string): string | null {
+  const parts = encoded.split('.');
+  return parts.length === 3 && parts[0] === FORMAT_MARK ? parts[1]! : null;
 }
 
 /** Whether `encoded` was sealed under `key` in the current format (nothing is decrypted). */

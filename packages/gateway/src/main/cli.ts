@@ -5,9 +5,10 @@ import { requireExistingInstallation } from '../config/data-directory.ts';
 import { resolveSecrets } from '../config/secrets.ts';
 import { ensureDemoOwner, ensureDemoWorkspace } from '../services/demo.ts';
 import { ApiError } from '../services/errors.ts';
+import { findMasterKeyMismatch } from '../services/master-keys.ts';
 import { commandLineOperator } from '../services/operator-tokens.ts';
 import { LogOutput } from './log-output.ts';
-import { createRuntime } from './runtime.ts';
+import { createRuntime, type Runtime } from './runtime.ts';
 import { startHealthServer, startService, type RunningService } from './server.ts';
 import { printStartBanner } from './banner.ts';
 import { WriteLock } from '../store/write-lock.ts';
@@ -71,6 +72,17 @@ function stopOnSignals(service: RunningService, log: pino.Logger, output: LogOut
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
+/**
+ * A serving process whose master keys cannot read the store's secrets stops before it takes any
+ * work (exit 78, as for any configuration error): started, it would fail customers' messages.
+ */
+async function requireReadableSecrets(runtime: Runtime): Promise<void> {
+  const mismatch = await findMasterKeyMismatch(runtime.contextFor({ kind: 'operator' }));
+  if (!mismatch) return;
+  await runtime.close();
+  throw new ConfigError('TMS_MASTER_KEY', mismatch.problem);
+}
+
 async function serve(roles: { api: boolean; worker: boolean }, withDemo: boolean): Promise<void> {
   const { config, generated, secretsFile, adminTokenFromFile } = loadConfig();
   // The banner goes through process.stdout: a reader that went away must not crash the service.
@@ -81,6 +93,7 @@ async function serve(roles: { api: boolean; worker: boolean }, withDemo: boolean
   const workersInThread = roles.api && roles.worker && config.workerThread;
   const writeLock = workersInThread && config.database.kind === 'sqlite' ? new WriteLock() : null;
   const runtime = await createRuntime(config, { log, writeLock: writeLock ?? undefined, walCheckpoints: 'background' });
+  await requireReadableSecrets(runtime);
   const operator = runtime.contextFor({ kind: 'operator' });
   const demo = withDemo && config.database.kind === 'sqlite' && config.demoSeed ? await ensureDemoWorkspace({ ctx: operator, input: {} }) : null;
   const demoOwner = demo ? await ensureDemoOwner({ ctx: operator, input: { workspaceId: demo.workspaceId } }) : null;
@@ -141,6 +154,10 @@ async function main(argv: string[]): Promise<void> {
       requireExistingInstallation(parseConfig(), 'tms admin', { database: true });
       const runtime = await createRuntime(loadConfig().config, { log: commandLog() });
       try {
+        // Only a warning here: these commands are how an operator looks into and repairs such a
+        // store (rotate-master-key lists what no key opens; keys create and sender-accounts connect replace it).
+        const mismatch = await findMasterKeyMismatch(runtime.contextFor(commandLineOperator()));
+        if (mismatch) console.error(`warning: TMS_MASTER_KEY ${mismatch.problem}`);
         const result = await runAdminCommand(runtime.contextFor(commandLineOperator()), rest);
         console.log(rest.includes('--json') ? JSON.stringify(result, null, 2) : formatForHumans(result));
       } finally {

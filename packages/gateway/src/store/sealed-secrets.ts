@@ -4,7 +4,8 @@
  * compare-and-set on the old ciphertext, so a value changed meanwhile (a token refresh, the
  * operator connecting an account again) is never overwritten with a stale one.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { KEYED_FORMAT_MARK, SEALED_PREFIX_LENGTH } from '../lib/crypto.ts';
 import { runInTransaction, type Store } from './database.ts';
 import type { Database } from './schema.ts';
 
@@ -32,6 +33,16 @@ export interface ResealedSecret extends SealedSecret {
 }
 
 /**
+ * The one condition of every query here: the column holds a secret that begins with none of
+ * `prefixes` (each a sealedPrefix, or the format mark). Names come from SEALED_SECRET_COLUMNS only.
+ */
+function notSealedWith(column: string, prefixes: readonly string[]): RawBuilder<unknown> {
+  // substr rather than LIKE: the same on both stores, and no wildcard characters to escape.
+  const differs = prefixes.map((prefix) => sql`substr(${sql.ref(column)}, 1, ${prefix.length}) <> ${prefix}`);
+  return differs.length === 0 ? sql`${sql.ref(column)} IS NOT NULL` : sql`${sql.ref(column)} IS NOT NULL AND ${sql.join(differs, sql` AND `)}`;
+}
+
+/**
  * Up to `limit` secrets of one kind, after `afterId` in key order, that do not begin with `prefix`
  * (the prefix of every ciphertext under the current key). Names come from SEALED_SECRET_COLUMNS only.
  */
@@ -41,11 +52,10 @@ export async function findSecretsNotSealedWith(
   options: { prefix: string; afterId: string | null; limit: number },
 ): Promise<SealedSecret[]> {
   const { table, id, column } = SEALED_SECRET_COLUMNS[kind];
-  // substr rather than LIKE: the same on both stores, and no wildcard characters to escape.
   const after = options.afterId === null ? sql`` : sql`AND ${sql.ref(id)} > ${options.afterId}`;
   const result = await sql<SealedSecret>`
     SELECT ${sql.ref(id)} AS id, ${sql.ref(column)} AS sealed FROM ${sql.table(table)}
-    WHERE ${sql.ref(column)} IS NOT NULL AND substr(${sql.ref(column)}, 1, ${options.prefix.length}) <> ${options.prefix} ${after}
+    WHERE ${notSealedWith(column, [options.prefix])} ${after}
     ORDER BY ${sql.ref(id)} LIMIT ${options.limit}`.execute(db);
   return result.rows;
 }
@@ -55,8 +65,22 @@ export async function countSecretsNotSealedWith(db: Kysely<Database>, kind: Seal
   const { table, column } = SEALED_SECRET_COLUMNS[kind];
   const result = await sql<{ count: number | string }>`
     SELECT count(*) AS count FROM ${sql.table(table)}
-    WHERE ${sql.ref(column)} IS NOT NULL AND substr(${sql.ref(column)}, 1, ${prefix.length}) <> ${prefix}`.execute(db);
+    WHERE ${notSealedWith(column, [prefix])}`.execute(db);
   return Number(result.rows[0]?.count ?? 0);
+}
+
+/**
+ * Secrets of one kind under none of the keys whose sealedPrefix is given, counted per prefix (so
+ * per key), in one scan; those in the first format, which name no key, are left out.
+ */
+export async function countSecretsPerKeyNotSealedWith(db: Kysely<Database>, kind: SealedSecretKind, prefixes: readonly string[]): Promise<{ prefix: string; count: number }[]> {
+  const { table, column } = SEALED_SECRET_COLUMNS[kind];
+  // GROUP BY 1: the same expression written twice would be two parameters, which PostgreSQL does not match.
+  const result = await sql<{ prefix: string; count: number | string }>`
+    SELECT substr(${sql.ref(column)}, 1, ${SEALED_PREFIX_LENGTH}) AS prefix, count(*) AS count FROM ${sql.table(table)}
+    WHERE ${notSealedWith(column, prefixes)} AND substr(${sql.ref(column)}, 1, ${KEYED_FORMAT_MARK.length}) = ${KEYED_FORMAT_MARK}
+    GROUP BY 1 ORDER BY 1`.execute(db);
+  return result.rows.map((row) => ({ prefix: row.prefix, count: Number(row.count) }));
 }
 
 /**

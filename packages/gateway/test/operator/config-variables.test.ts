@@ -59,6 +59,7 @@ const CASES: Record<VariableName, VariableCase> = {
     bad: 'too-short',
     secret: true,
   },
+  TMS_MASTER_KEY_LOST_IDS: { value: '0123456789ABCDEF, legacy', read: (config) => config.lostMasterKeyIds, expected: ['0123456789abcdef', 'legacy'], bad: '0123' },
   TMS_RATE_LIMIT_PER_SECOND: { value: '200', read: (config) => config.rateLimit.perSecond, expected: 200, bad: '0' },
   TMS_RATE_LIMIT_BURST: { value: '400', read: (config) => config.rateLimit.burst, expected: 400, bad: '1e3' },
   TMS_AUTH_CACHE_MS: { value: '0', read: (config) => config.authCacheMs, expected: 0, bad: '5001' },
