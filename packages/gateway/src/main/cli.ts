@@ -77,7 +77,13 @@ function stopOnSignals(service: RunningService, log: pino.Logger, output: LogOut
  * work (exit 78, as for any configuration error): started, it would fail customers' messages.
  */
 async function requireReadableSecrets(runtime: Runtime): Promise<void> {
-  const mismatch = await findMasterKeyMismatch(runtime.contextFor({ kind: 'operator' }));
+  let mismatch;
+  try {
+    mismatch = await findMasterKeyMismatch(runtime.contextFor({ kind: 'operator' }));
+  } catch (error) {
+    await runtime.close();
+    throw error;
+  }
   if (!mismatch) return;
   await runtime.close();
   throw new ConfigError('TMS_MASTER_KEY', mismatch.problem);
@@ -156,7 +162,10 @@ async function main(argv: string[]): Promise<void> {
       try {
         // Only a warning here: these commands are how an operator looks into and repairs such a
         // store (rotate-master-key lists what no key opens; keys create and sender-accounts connect replace it).
-        const mismatch = await findMasterKeyMismatch(runtime.contextFor(commandLineOperator()));
+        const mismatch = await findMasterKeyMismatch(runtime.contextFor(commandLineOperator())).catch((error: unknown) => {
+          console.error(`warning: could not check that the master keys read the store: ${error instanceof Error ? error.message : String(error)}`);
+          return null;
+        });
         if (mismatch) console.error(`warning: TMS_MASTER_KEY ${mismatch.problem}`);
         const result = await runAdminCommand(runtime.contextFor(commandLineOperator()), rest);
         console.log(rest.includes('--json') ? JSON.stringify(result, null, 2) : formatForHumans(result));

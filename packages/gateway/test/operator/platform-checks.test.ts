@@ -188,6 +188,9 @@ describe.each(STORE_KINDS)('operator changes checked with the platform (%s)', (k
         sim.control.clearFaults();
       }
       expect((await row(oa.oa_id))!.status).toBe('disconnected');
+      // The reconnect that did not hold is not in the audit log; the disconnect before it is.
+      const audit = (await gateway.admin('GET', `/audit?workspace_id=${workspaceId}`)).body.entries as { action: string; target: string }[];
+      expect(audit.filter((entry) => entry.target === oa.oa_id).map((entry) => entry.action)).toEqual(['sender_account.disconnect', 'sender_account.connect']);
       // Without the check it reconnects at once.
       expect((await reconnect(oa.oa_id, '?verify=false')).body.status).toBe('connected');
     });
@@ -250,6 +253,8 @@ describe.each(STORE_KINDS)('operator changes checked with the platform (%s)', (k
     it('refuses to check a template of a disconnected account', async () => {
       const oa = takeOa();
       expect((await connect(oa)).status).toBe(200);
+      // A warm access token in this process outlives the disconnect: the check must not rely on it.
+      await gateway.runtime.accessTokens.accessTokenFor(oa.oa_id);
       await gateway.admin('POST', `/workspaces/${workspaceId}/sender-accounts/${oa.oa_id}/disconnect`);
       expectError(await register(templateOf(oa).template_id, { oa_id: oa.oa_id, price: 300, template_type: 1 }), 'sender_account_not_connected');
       expect(await templateRow(templateOf(oa).template_id)).toBeUndefined();

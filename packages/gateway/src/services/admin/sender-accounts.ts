@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ReloginRequiredError } from '../../caches/access-tokens.ts';
 import { encryptSecret } from '../../lib/crypto.ts';
 import { PlatformUnavailableError } from '../../platform/zns-client.ts';
@@ -9,7 +10,7 @@ import { callAsAccount } from '../account-calls.ts';
 import { recordAudit } from '../audit.ts';
 import type { Context, OperatorCaller, VerbCall } from '../context.ts';
 import { ApiError, badRequest } from '../errors.ts';
-import { platformUnavailable, refusalOf, unavailableFromError } from './platform-checks.ts';
+import { platformUnavailable, refusalOf, rethrowAsUnavailable } from './platform-checks.ts';
 import { requireMasterKey, requireWholeNumber, requireWorkspace } from './preconditions.ts';
 
 export interface ConnectSenderAccountInput {
@@ -65,14 +66,35 @@ function requireSendableCredentials(input: ConnectSenderAccountInput): void {
 async function checkCredentials(ctx: Context<OperatorCaller>, input: ConnectSenderAccountInput): Promise<TokensToStore> {
   const what = `check sender account ${input.oa_id} with the platform`;
   const startedAt = ctx.clock();
-  const answer = await ctx.parts.platform
-    .refreshAccessToken({ appId: input.app_id, appSecret: input.app_secret, refreshToken: input.refresh_token })
-    .catch((error: unknown) => unavailableFromError(what, error));
+  const answer = await ctx.parts.platform.refreshAccessToken({ appId: input.app_id, appSecret: input.app_secret, refreshToken: input.refresh_token }).catch((error: unknown) => {
+    // A request that may have reached the platform may have spent the single-use refresh token.
+    const maybeSpent = error instanceof PlatformUnavailableError && error.unknownOutcome !== null;
+    return rethrowAsUnavailable(what, error, maybeSpent ? 'Nothing was stored, but the platform may have spent the refresh token: if a retry is refused, authorise the app again for a new one.' : undefined);
+  });
   if (!answer.ok) {
     throw refusalOf(answer, 'sender_account_refused', what, `the platform refused the credentials of sender account ${input.oa_id} (check app_id and app_secret, and authorise the app again for a new refresh token)`);
   }
   // Counted from before the request, as the token refresh of dispatch does.
   return { refreshToken: answer.data.refreshToken, accessToken: answer.data.accessToken, accessTokenExpiresAt: startedAt + answer.data.expiresInSeconds * 1000 };
+}
+
+const STORE_ATTEMPTS = 5;
+const STORE_RETRY_DELAY_MS = 200;
+
+/**
+ * Runs the write of a connect. Once the check spent the operator's refresh token, the rotated one
+ * exists only in this process until the write commits, so a failed write (a busy or failing-over
+ * database) is tried again a few times rather than losing the account's only valid token.
+ */
+async function storeSpendingNothing<T>(write: () => Promise<T>, tokenSpent: boolean): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!tokenSpent || attempt >= STORE_ATTEMPTS) throw error;
+      await sleep(STORE_RETRY_DELAY_MS * attempt);
+    }
+  }
 }
 
 function accountTaken(oaId: string): ApiError {
@@ -93,7 +115,7 @@ export async function connectSenderAccount({ ctx, input }: VerbCall<OperatorCall
   const verified = input.verify !== false;
   const tokens = verified ? await checkCredentials(ctx, input) : { refreshToken: input.refresh_token, accessToken: null, accessTokenExpiresAt: null };
   const now = ctx.clock();
-  const row = await upsertSenderAccount(ctx.store.db, {
+  const row = await storeSpendingNothing(() => upsertSenderAccount(ctx.store.db, {
     oa_id: input.oa_id,
     workspace_id: workspaceId,
     name: input.name,
@@ -112,7 +134,7 @@ export async function connectSenderAccount({ ctx, input }: VerbCall<OperatorCall
     token_problem: null,
     created_at: now,
     updated_at: now,
-  });
+  }), verified);
   if (!row) throw accountTaken(input.oa_id);
   ctx.parts.catalog.forgetSenderAccount(workspaceId, input.oa_id);
   // The credentials themselves never go into the log: only which ones were given.
@@ -138,14 +160,26 @@ async function requireSenderAccount(ctx: Context<OperatorCaller>, workspaceId: s
   return account;
 }
 
-async function setStatus(ctx: Context<OperatorCaller>, account: SenderAccountRow, to: SenderAccountRow['status'], action: string): Promise<SenderAccountRow> {
+/**
+ * Sets the account's status when it is still what `account` says; `beforeAudit` (the platform
+ * check of a reconnect) runs between the change and its audit entry, so a change it undoes is
+ * never logged as made.
+ */
+async function setStatus(
+  ctx: Context<OperatorCaller>,
+  account: SenderAccountRow,
+  to: SenderAccountRow['status'],
+  action: string,
+  beforeAudit: (changed: SenderAccountRow) => Promise<void> = async () => undefined,
+): Promise<SenderAccountRow> {
   const { workspace_id: workspaceId, oa_id: oaId } = account;
   const changed = await changeSenderAccountStatus(ctx.store.db, { workspaceId, oaId, from: [account.status], to, now: ctx.clock() });
   // Another change came first (a token refresh marking it relogin_required, say): answer the account as it is now.
   if (!changed) return requireSenderAccount(ctx, workspaceId, oaId);
   ctx.parts.catalog.forgetSenderAccount(workspaceId, oaId);
+  await beforeAudit(changed);
   await recordAudit(ctx, { action, workspaceId, target: oaId, before: { status: account.status }, after: { status: changed.status } });
-  return changed;
+  return requireSenderAccount(ctx, workspaceId, oaId);
 }
 
 /**
@@ -173,31 +207,35 @@ export async function reconnectSenderAccount({ ctx, input }: VerbCall<OperatorCa
   if (account.status === 'relogin_required') {
     throw badRequest(`sender account ${input.oaId} needs a new refresh token: connect it again with new credentials (sender-accounts connect)`);
   }
-  const reconnected = await setStatus(ctx, account, 'connected', 'sender_account.reconnect');
-  if (input.verify === false || reconnected.status !== 'connected') return reconnected;
-  await confirmAccountWorks(ctx, reconnected);
-  return requireSenderAccount(ctx, input.workspaceId, input.oaId);
+  // The platform is asked as the account, which the token manager does for connected accounts only:
+  // connected first, and back to disconnected when the answer is not yes.
+  return setStatus(ctx, account, 'connected', 'sender_account.reconnect', input.verify === false ? undefined : (reconnected) => confirmAccountWorks(ctx, reconnected));
 }
 
-/** Undoes a reconnect whose check failed, and answers why. */
-async function undoReconnect(ctx: Context<OperatorCaller>, account: SenderAccountRow, failure: ApiError): Promise<never> {
-  await changeSenderAccountStatus(ctx.store.db, { workspaceId: account.workspace_id, oaId: account.oa_id, from: ['connected'], to: 'disconnected', now: ctx.clock() });
-  ctx.parts.catalog.forgetSenderAccount(account.workspace_id, account.oa_id);
-  throw failure;
-}
+const STILL_DISCONNECTED = 'The account stays disconnected.';
 
+/**
+ * Asks the platform as the just reconnected account (an access token, then GET quota). Any answer
+ * but yes puts it back to disconnected, except a refused refresh token: the token manager has then
+ * marked it relogin_required, which is what it is.
+ */
 async function confirmAccountWorks(ctx: Context<OperatorCaller>, account: SenderAccountRow): Promise<void> {
   const oaId = account.oa_id;
   const what = `check sender account ${oaId} with the platform`;
+  let failure: unknown;
   try {
     const answer = await callAsAccount(ctx.parts.accessTokens, oaId, (token) => ctx.parts.platform.getQuota(token));
-    if (!answer.ok) await undoReconnect(ctx, account, refusalOf(answer, 'sender_account_refused', what, `the platform refused sender account ${oaId}`));
+    if (answer.ok) return;
+    failure = refusalOf(answer, 'sender_account_refused', what, `the platform refused sender account ${oaId}`, STILL_DISCONNECTED);
   } catch (error) {
-    if (error instanceof ReloginRequiredError) {
-      ctx.parts.catalog.forgetSenderAccount(account.workspace_id, oaId);
-      throw new ApiError('sender_account_refused', `the platform refused the stored credentials of sender account ${oaId}: ${error.reason}`);
-    }
-    if (error instanceof PlatformUnavailableError) await undoReconnect(ctx, account, platformUnavailable(what, `the platform did not answer (${error.message})`));
-    throw error;
+    failure = error;
+    if (error instanceof PlatformUnavailableError) failure = platformUnavailable(what, `the platform did not answer (${error.message})`, STILL_DISCONNECTED);
   }
+  const marked = await findSenderAccount(ctx.store.db, account.workspace_id, oaId);
+  ctx.parts.catalog.forgetSenderAccount(account.workspace_id, oaId);
+  if (failure instanceof ReloginRequiredError && marked?.status === 'relogin_required') {
+    throw new ApiError('sender_account_refused', `the platform refused the stored credentials of sender account ${oaId}: ${failure.reason}`);
+  }
+  await changeSenderAccountStatus(ctx.store.db, { workspaceId: account.workspace_id, oaId, from: ['connected'], to: 'disconnected', now: ctx.clock() });
+  throw failure;
 }

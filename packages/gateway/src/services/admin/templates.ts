@@ -9,7 +9,7 @@ import type { Context, OperatorCaller, VerbCall } from '../context.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { TemplateParam } from '../template-data.ts';
 import { isTemplateStatus, paramsOfDetail } from '../template-sync.ts';
-import { refusalOf, unavailableFromError } from './platform-checks.ts';
+import { refusalOf, rethrowAsUnavailable } from './platform-checks.ts';
 import { requireWholeNumber, requireWorkspace } from './preconditions.ts';
 
 export interface RegisterTemplateInput {
@@ -61,6 +61,10 @@ function describedByOperator(input: RegisterTemplateInput): TemplateDescription 
 /** The template as the platform's template info describes it for the sender account. */
 async function describedByPlatform(ctx: Context<OperatorCaller>, account: SenderAccountRow, templateId: string): Promise<TemplateDescription> {
   const what = `check template ${templateId} with the platform`;
+  // Asked of the row, not the token cache: a warm access token outlives a disconnect.
+  if (account.status !== 'connected') {
+    throw new ApiError('sender_account_not_connected', `template ${templateId} cannot be checked: sender account ${account.oa_id} is ${account.status}`);
+  }
   let answer;
   try {
     answer = await callAsAccount(ctx.parts.accessTokens, account.oa_id, (token) => ctx.parts.platform.getTemplateInfo(token, templateId));
@@ -68,13 +72,18 @@ async function describedByPlatform(ctx: Context<OperatorCaller>, account: Sender
     if (error instanceof ReloginRequiredError) {
       throw new ApiError('sender_account_not_connected', `template ${templateId} cannot be checked: sender account ${account.oa_id} cannot call the platform (${error.reason})`);
     }
-    return unavailableFromError(what, error);
+    return rethrowAsUnavailable(what, error);
   }
-  if (!answer.ok) throw refusalOf(answer, 'template_refused', what, `the platform does not know template ${templateId} for sender account ${account.oa_id}`);
+  if (!answer.ok) throw refusalOf(answer, 'template_refused', what, `the platform refused the template info of ${templateId} for sender account ${account.oa_id}`);
   const detail = answer.data;
   if (!isTemplateStatus(detail.status)) throw new ApiError('template_refused', `the platform reports template ${templateId} with status ${detail.status}, which the gateway does not know. Nothing was stored.`);
   const params = paramsOfDetail(detail);
-  requireValidParams(params);
+  try {
+    requireValidParams(params);
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    throw new ApiError('template_refused', `the platform describes template ${templateId} with params the gateway cannot enforce (${error.message}). Nothing was stored.`);
+  }
   return { name: detail.templateName, status: detail.status, params, previewUrl: detail.previewUrl, checkedAt: ctx.clock() };
 }
 
