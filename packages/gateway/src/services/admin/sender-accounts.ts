@@ -86,7 +86,7 @@ const STORE_RETRY_DELAY_MS = 200;
  * exists only in this process until the write commits, so a failed write (a busy or failing-over
  * database) is tried again a few times rather than losing the account's only valid token.
  */
-async function storeSpendingNothing<T>(write: () => Promise<T>, tokenSpent: boolean): Promise<T> {
+async function writeKeepingSpentToken<T>(write: () => Promise<T>, tokenSpent: boolean): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await write();
@@ -115,7 +115,7 @@ export async function connectSenderAccount({ ctx, input }: VerbCall<OperatorCall
   const verified = input.verify !== false;
   const tokens = verified ? await checkCredentials(ctx, input) : { refreshToken: input.refresh_token, accessToken: null, accessTokenExpiresAt: null };
   const now = ctx.clock();
-  const row = await storeSpendingNothing(() => upsertSenderAccount(ctx.store.db, {
+  const row = await writeKeepingSpentToken(() => upsertSenderAccount(ctx.store.db, {
     oa_id: input.oa_id,
     workspace_id: workspaceId,
     name: input.name,
