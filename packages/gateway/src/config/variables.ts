@@ -150,7 +150,7 @@ export const CONFIG_VARIABLES = {
     min: 0,
     max: 3650,
     meaning:
-      'Recipients\' personal data (phone, RSA ciphertext, template data) is erased from messages this many days after they finished (delivered, failed, or sent with no delivery report), checked hourly by every worker; the record itself (ids, status, times, price) stays. Queued and sending messages are never touched. `0` keeps it forever (see *Personal data and retention*)',
+      'Recipients\' personal data (phone, RSA ciphertext, template data) is erased from messages this many days after they finished (delivered, failed, or sent with no delivery report), checked hourly by every worker; the record itself (ids, status, times, price) stays. Queued and sending messages are never touched. `0` keeps it forever (see *Personal data: retention and purging*)',
   },
   TMS_PUBLIC_URL: {
     kind: 'httpUrl',

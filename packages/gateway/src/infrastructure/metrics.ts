@@ -32,7 +32,7 @@ export class Metrics {
   readonly #peers: MetricsPeer[] = [];
   readonly accepted: Counter<'path'>;
   readonly dispatchOutcomes: Counter<'outcome'>;
-  readonly platformErrors: Counter<'code'>;
+  readonly platformErrors: Counter<'code' | 'call'>;
   readonly dispatchLatency: Histogram;
   readonly delivered: Counter;
   /** Sends whose outcome is unknown (the platform may have taken them), by cause. */
@@ -59,7 +59,7 @@ export class Metrics {
       labelNames: ['outcome'],
       registers: [this.registry],
     });
-    this.platformErrors = new Counter({ name: 'tms_platform_errors_total', help: 'Errors answered by the platform, by ZNS code', labelNames: ['code'], registers: [this.registry] });
+    this.platformErrors = new Counter({ name: 'tms_platform_errors_total', help: 'Errors answered by the platform, by ZNS code and by call (send: a dispatch attempt; status: a delivery status lookup)', labelNames: ['code', 'call'], registers: [this.registry] });
     this.dispatchLatency = new Histogram({
       name: 'tms_dispatch_latency_seconds',
       help: 'From the time a message was due to the platform accepting it',

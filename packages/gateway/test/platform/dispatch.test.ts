@@ -208,7 +208,7 @@ describe.each(STORE_KINDS)('dispatch to the platform (%s)', (kind) => {
     expect(value(/^tms_dispatch_outcomes_total\{outcome="sent"\}/)).toBeGreaterThanOrEqual(5);
     expect(value(/^tms_dispatch_outcomes_total\{outcome="failed"\}/)).toBeGreaterThanOrEqual(3);
     expect(value(/^tms_dispatch_outcomes_total\{outcome="retry"\}/)).toBeGreaterThanOrEqual(4);
-    expect(value(/^tms_platform_errors_total\{code="-108"\}/)).toBeGreaterThanOrEqual(1);
+    expect(value(/^tms_platform_errors_total\{code="-108",call="send"\}/)).toBeGreaterThanOrEqual(1);
     expect(value(/^tms_dispatch_latency_seconds_count/)).toBeGreaterThanOrEqual(5);
     expect(value(/^tms_messages_accepted_total\{path="send"\}/)).toBeGreaterThanOrEqual(10);
     expect(value(/^tms_queue_messages\{state="queued"\}/)).toBeGreaterThanOrEqual(1);

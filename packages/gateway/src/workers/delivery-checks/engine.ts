@@ -62,7 +62,7 @@ async function checkOne(
     const token = await tokens.accessTokenFor(message.oa_id);
     const answer = await parts.platform.getMessageStatus(token, platformMsgId);
     if (!answer.ok) {
-      parts.metrics.platformErrors.inc({ code: String(answer.code) });
+      parts.metrics.platformErrors.inc({ code: String(answer.code), call: 'status' });
       parts.log.warn({ msg_id: message.id, code: answer.code }, 'delivery status lookup refused by the platform');
       return 'lookup_failed';
     }

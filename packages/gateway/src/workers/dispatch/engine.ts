@@ -164,7 +164,7 @@ export class MessageDispatcher {
     try {
       const result = await this.parts.platform.sendMessage(token, toSendRequest(message));
       if (result.ok) return { kind: 'sent', message, providerMsgId: result.data.msgId, sentAt: this.parts.clock() };
-      this.parts.metrics.platformErrors.inc({ code: String(result.code) });
+      this.parts.metrics.platformErrors.inc({ code: String(result.code), call: 'send' });
       const error = describePlatformError(result.code, result.message);
       if (error.retry === 'refresh_token') {
         this.tokens.reportRejected(message.oa_id, token);
