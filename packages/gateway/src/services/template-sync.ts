@@ -165,9 +165,10 @@ async function requireWorkspace(ctx: Context<SyncCaller>, workspaceId: string): 
 }
 
 /**
- * Syncs the templates of the workspace's connected sender accounts, or of the one given (whatever
- * its status: a disconnected one reports why in its `error`). One summary per account: one that
- * is not connected is reported as skipped, with its status, rather than left out unseen.
+ * Syncs the templates of the workspace's connected sender accounts, or of the one given. One
+ * summary per account: one that is not connected is reported as skipped, with its status, rather
+ * than left out unseen. The status is the row's, never a token this process still holds for the
+ * account: a disconnected account is not synced, whoever asks.
  */
 export async function syncTemplates({ ctx, input }: VerbCall<SyncCaller, { workspaceId: string; oaId?: string }>): Promise<TemplateSyncSummary[]> {
   const { workspaceId, oaId } = input;
@@ -177,7 +178,7 @@ export async function syncTemplates({ ctx, input }: VerbCall<SyncCaller, { works
   const summaries: TemplateSyncSummary[] = [];
   // One account at a time: the platform's rate limits are per app, and this is background work.
   for (const account of accounts) {
-    if (oaId === undefined && account.status !== 'connected') summaries.push(skippedSummary(account));
+    if (account.status !== 'connected') summaries.push(skippedSummary(account));
     else summaries.push(await syncAccount(ctx, workspaceId, account.oa_id));
   }
   return summaries;
