@@ -482,11 +482,15 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
     const { runtime } = gateway;
     // Earlier tests changed the simulator back; every connected account of every workspace is visited.
     const task = templateSyncTask(runtime, 60_000);
-    expect(task).toMatchObject({ name: 'template-sync', intervalMs: 60_000 });
+    expect(task).toMatchObject({ name: 'template_sync', intervalMs: 60_000 });
     const demoWorkspace = (await runtime.store.db.selectFrom('sender_accounts').select('workspace_id').where('oa_id', '=', DEMO_OA).executeTakeFirstOrThrow()).workspace_id;
     await runtime.store.db.updateTable('templates').set({ name: 'stale' }).where('template_id', '=', '250003').execute();
-    await task.run();
+    // Each platform call of the round is reported as progress (the worker's stall check counts on it).
+    let steps = 0;
+    await task.run(() => (steps += 1));
     expect((await templates(demoWorkspace))['250003'].name).toBe('Appointment reminder');
+    // At least the list and the info of each of the demo account's three templates.
+    expect(steps).toBeGreaterThanOrEqual(4);
     // Same answer through the service directly: everything is now up to date.
     const again = await syncTemplates({ ctx: runtime.contextFor({ kind: 'operator' }), input: { workspaceId: demoWorkspace } });
     expect(again).toEqual([{ oaId: DEMO_OA, created: 0, updated: 0, unchanged: 3, failed: [], error: null, skipped: false }]);
