@@ -57,6 +57,12 @@ const WAIT_SLACK_MS = 2_000;
 const STORE_ATTEMPTS = 5;
 const STORE_RETRY_DELAY_MS = 200;
 
+/**
+ * The status an account must have for its tokens to be handed out: connected for every use but
+ * one, disconnected for the platform check that comes before connecting it again.
+ */
+type TokenUse = Extract<TokenState['status'], 'connected' | 'disconnected'>;
+
 interface CachedToken {
   token: string;
   expiresAt: number;
@@ -116,6 +122,17 @@ export class AccessTokens {
   }
 
   /**
+   * An access token of a disconnected account, for the platform check before it is connected again
+   * (services/admin/sender-accounts.ts): the row, lease and refresh of accessTokenFor, so a spent
+   * refresh token is stored all the same, but never cached or shared, so nothing else in the
+   * process sends with it. Throws ReloginRequiredError (the refresh token was refused, or the
+   * account is no longer disconnected) or PlatformUnavailableError.
+   */
+  async accessTokenWhileDisconnected(oaId: string): Promise<string> {
+    return this.obtain(oaId, 'disconnected');
+  }
+
+  /**
    * The platform refused `token` (-124, -216, -220): forget it so the next accessTokenFor refreshes.
    * A token that is no longer the cached one (already replaced) is ignored.
    */
@@ -147,8 +164,8 @@ export class AccessTokens {
     return { token, expiresAt: row.access_token_expires_at, refreshAt: row.access_token_expires_at - this.refreshMarginMs };
   }
 
-  private use(oaId: string, usable: CachedToken): string {
-    this.cache.set(oaId, usable);
+  private use(oaId: string, usable: CachedToken, use: TokenUse): string {
+    if (use === 'connected') this.cache.set(oaId, usable);
     this.rejected.delete(oaId);
     return usable.token;
   }
@@ -165,27 +182,27 @@ export class AccessTokens {
    * a lost claim means another process is refreshing, so wait a step and look again. The wait is
    * bounded by about one lease: a holder that crashed loses its lease by then and we claim it.
    */
-  private async obtain(oaId: string): Promise<string> {
+  private async obtain(oaId: string, use: TokenUse = 'connected'): Promise<string> {
     const waitBoundMs = this.longestWaitMs;
     const maxTurns = Math.ceil(waitBoundMs / this.waitStepMs) + 1;
     for (let turn = 0; turn < maxTurns; turn += 1) {
       if (turn > 0) await sleep(this.waitStepMs);
       const row = await readTokenState(this.deps.store.db, oaId);
-      if (!row || row.status !== 'connected') throw this.notConnected(oaId, row);
+      if (!row || row.status !== use) throw this.notConnected(oaId, row);
       const stored = this.usableStoredToken(row);
-      if (stored) return this.use(oaId, stored);
+      if (stored) return this.use(oaId, stored, use);
 
       const now = this.deps.clock();
       const leaseUntil = now + this.leaseMs;
-      const claimed = await claimTokenRefreshLease(this.deps.store.db, oaId, now, leaseUntil);
+      const claimed = await claimTokenRefreshLease(this.deps.store.db, oaId, { now, until: leaseUntil, status: use });
       if (!claimed) continue;
       // Someone may have stored a fresh pair between our read and our claim: use it, keep the refresh token.
       const storedMeanwhile = this.usableStoredToken(claimed);
       if (storedMeanwhile) {
         await releaseTokenRefreshLease(this.deps.store.db, oaId, leaseUntil);
-        return this.use(oaId, storedMeanwhile);
+        return this.use(oaId, storedMeanwhile, use);
       }
-      const refreshed = await this.refresh(claimed, leaseUntil);
+      const refreshed = await this.refresh(claimed, leaseUntil, use);
       if (refreshed !== null) return refreshed;
       // The refusal was for a refresh token that is no longer the row's: look again.
     }
@@ -196,7 +213,7 @@ export class AccessTokens {
    * Spends the claimed row's refresh token. Returns the new access token, or null when the platform
    * refused a refresh token that the row no longer holds (someone else refreshed meanwhile).
    */
-  private async refresh(row: TokenState, leaseUntil: number): Promise<string | null> {
+  private async refresh(row: TokenState, leaseUntil: number, use: TokenUse): Promise<string | null> {
     const { db } = this.deps.store;
     const key = this.masterKeys();
     const oaId = row.oa_id;
@@ -221,7 +238,7 @@ export class AccessTokens {
       // the next refresh marks the OA relogin_required. Nothing else happens before the write (no
       // other I/O, the token is not handed out), and the write is one UPDATE, retried a few times
       // on a database error, so the window is one round trip to the database.
-      return this.storeAndUse(oaId, answer.data, startedAt);
+      return this.storeAndUse(oaId, answer.data, startedAt, use);
     }
 
     const entry = describePlatformError(answer.code, answer.message);
@@ -259,7 +276,7 @@ export class AccessTokens {
     throw new ReloginRequiredError(oaId, problem);
   }
 
-  private async storeAndUse(oaId: string, pair: TokenPair, startedAt: number): Promise<string> {
+  private async storeAndUse(oaId: string, pair: TokenPair, startedAt: number, use: TokenUse): Promise<string> {
     const key = this.masterKeys();
     const tokens = {
       encryptedRefreshToken: encryptSecret(pair.refreshToken, key),
@@ -281,9 +298,9 @@ export class AccessTokens {
         await sleep(STORE_RETRY_DELAY_MS * attempt);
       }
     }
-    if (status !== 'connected') {
+    if (status !== use) {
       this.cache.delete(oaId);
-      throw status === undefined ? this.notConnected(oaId, undefined) : new ReloginRequiredError(oaId, 'the sender account is disconnected');
+      throw status === undefined ? this.notConnected(oaId, undefined) : new ReloginRequiredError(oaId, `the sender account is ${status}`);
     }
     this.deps.log.info({ oaId, expiresAt: tokens.accessTokenExpiresAt }, 'sender account access token refreshed');
     const tokenProblem = headerValueProblem(pair.accessToken);
@@ -292,7 +309,7 @@ export class AccessTokens {
     // A token that lives less than twice the margin (short lifetimes in test set-ups) is refreshed at
     // half its life rather than on every call.
     const marginMs = Math.min(this.refreshMarginMs, (pair.expiresInSeconds * 1000) / 2);
-    return this.use(oaId, { token: pair.accessToken, expiresAt: tokens.accessTokenExpiresAt, refreshAt: tokens.accessTokenExpiresAt - marginMs });
+    return this.use(oaId, { token: pair.accessToken, expiresAt: tokens.accessTokenExpiresAt, refreshAt: tokens.accessTokenExpiresAt - marginMs }, use);
   }
 
   private async releaseQuietly(oaId: string, leaseUntil: number): Promise<void> {

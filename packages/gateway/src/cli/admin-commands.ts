@@ -24,6 +24,7 @@ import { readWorkspaceActivity } from '../services/console/activity.ts';
 import { CONSOLE_ROLES, inviteConsoleUser, listTeam } from '../services/console/users.ts';
 import type { Context, OperatorCaller } from '../services/context.ts';
 import { badRequest } from '../services/errors.ts';
+import { readSenderAccountSecretVariables, SENDER_ACCOUNT_SECRET_VARIABLES, type SenderAccountSecretField } from '../config/sender-account-secrets.ts';
 import { listOperatorAudit } from '../services/audit.ts';
 import { createOperatorToken, listOperatorTokens, revokeOperatorToken } from '../services/operator-tokens.ts';
 import { syncTemplates } from '../services/template-sync.ts';
@@ -48,13 +49,14 @@ export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
   keys list WORKSPACE_ID | revoke KEY_ID
   keys set-webhook KEY_ID (URL | none)
   sender-accounts connect WORKSPACE_ID --oa-id ID --name NAME --daily-quota N --app-id ID
-              --secrets-file FILE [--default-mode plain|hashphone] [--rsa-public-key-file FILE]
-              [--no-verify]
+              (--secrets-file FILE | --secrets-env) [--default-mode plain|hashphone]
+              [--rsa-public-key-file FILE] [--no-verify]
               (FILE, or - for standard input: JSON with app_secret, refresh_token and optionally
-              oa_secret_key; --app-secret, --refresh-token and --oa-secret-key also work, but any
-              user of the machine can read command-line arguments in ps. The credentials are
-              checked with a token refresh first, and the new tokens it gives are stored;
-              --no-verify stores them unchecked, for set-up where the platform cannot be reached)
+              oa_secret_key; --secrets-env: TMS_ZNS_APP_SECRET, TMS_ZNS_REFRESH_TOKEN and optionally
+              TMS_ZNS_OA_SECRET_KEY. --app-secret, --refresh-token and --oa-secret-key also work,
+              with a warning: any user of the machine can read command-line arguments in ps. The
+              credentials are checked with a token refresh first, and the new tokens it gives are
+              stored; --no-verify stores them unchecked, for set-up where the platform cannot be reached)
   sender-accounts disconnect WORKSPACE_ID OA_ID   (new sends refused; queued ones fail with a refund)
   sender-accounts reconnect WORKSPACE_ID OA_ID [--no-verify]
               (a disconnected account, with the credentials it has, once the platform accepts them)
@@ -112,6 +114,7 @@ const OPTIONS = {
   'default-mode': { type: 'string' },
   'rsa-public-key-file': { type: 'string' },
   'secrets-file': { type: 'string' },
+  'secrets-env': { type: 'boolean' },
   file: { type: 'string' },
   workspace: { type: 'string' },
   status: { type: 'string' },
@@ -188,35 +191,50 @@ function parseTemplateFile(file: string): RegisterTemplateInput {
 /** The secrets of a sender account, from one place only. */
 type SenderAccountSecrets = Pick<ConnectSenderAccountInput, 'app_secret' | 'refresh_token' | 'oa_secret_key'>;
 
-/**
- * A sender account's secrets: from --secrets-file (a JSON file, or - for standard input), where
- * no other user of the machine can read them, or from the command-line flags.
- */
-function readSenderAccountSecrets(values: Values): SenderAccountSecrets {
-  const file = optional(values, 'secrets-file');
-  if (file === undefined) {
-    return { app_secret: required(values, 'app-secret'), refresh_token: required(values, 'refresh-token'), oa_secret_key: optional(values, 'oa-secret-key') ?? null };
-  }
-  if (values['app-secret'] !== undefined || values['refresh-token'] !== undefined || values['oa-secret-key'] !== undefined) {
-    throw badRequest('give the secrets either in --secrets-file or as flags, not both');
-  }
+const SECRET_FLAGS = ['app-secret', 'refresh-token', 'oa-secret-key'] as const;
+
+/** The secrets as JSON fields or variables give them: each a non-empty string, or absent. */
+function checkedSecrets(source: string, fields: Record<string, unknown>, nameOf: (field: SenderAccountSecretField) => string): SenderAccountSecrets {
+  const text = (field: SenderAccountSecretField, isRequired: boolean): string | null => {
+    const value = fields[field];
+    if (typeof value === 'string' && value !== '') return value;
+    if (value === undefined || value === null) {
+      if (isRequired) throw badRequest(`${source} needs ${nameOf(field)}`);
+      return null;
+    }
+    throw badRequest(`${source}: ${nameOf(field)} must be a non-empty string`);
+  };
+  return { app_secret: text('app_secret', true)!, refresh_token: text('refresh_token', true)!, oa_secret_key: text('oa_secret_key', false) };
+}
+
+function secretsFromFile(file: string): SenderAccountSecrets {
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(file === '-' ? 0 : file, 'utf8'));
   } catch (error) {
     throw badRequest(`--secrets-file ${file === '-' ? '(standard input)' : file}: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const fields = (parsed ?? {}) as Record<string, unknown>;
-  const text = (name: string, isRequired: boolean): string | null => {
-    const value = fields[name];
-    if (typeof value === 'string' && value !== '') return value;
-    if (value === undefined || value === null) {
-      if (isRequired) throw badRequest(`--secrets-file needs ${name}`);
-      return null;
-    }
-    throw badRequest(`--secrets-file: ${name} must be a non-empty string`);
-  };
-  return { app_secret: text('app_secret', true)!, refresh_token: text('refresh_token', true)!, oa_secret_key: text('oa_secret_key', false) };
+  return checkedSecrets('--secrets-file', (parsed ?? {}) as Record<string, unknown>, (field) => field);
+}
+
+/**
+ * A sender account's secrets, from exactly one place: --secrets-file (a JSON file, or - for
+ * standard input) or --secrets-env (TMS_ZNS_APP_SECRET, TMS_ZNS_REFRESH_TOKEN and optionally
+ * TMS_ZNS_OA_SECRET_KEY), where no other user of the machine can read them, or the command-line
+ * flags, which `ps` shows to every user: those still work, with a warning on standard error.
+ */
+function readSenderAccountSecrets(values: Values): SenderAccountSecrets {
+  const file = optional(values, 'secrets-file');
+  const fromEnvironment = values['secrets-env'] === true;
+  const flags = SECRET_FLAGS.filter((flag) => values[flag] !== undefined);
+  const sources = [file !== undefined, fromEnvironment, flags.length > 0].filter(Boolean).length;
+  if (sources > 1) throw badRequest('give the secrets in one place only: --secrets-file, --secrets-env, or the flags --app-secret, --refresh-token and --oa-secret-key');
+  if (file !== undefined) return secretsFromFile(file);
+  if (fromEnvironment) return checkedSecrets('--secrets-env', readSenderAccountSecretVariables(), (field) => SENDER_ACCOUNT_SECRET_VARIABLES[field]);
+  if (flags.length === 0) throw badRequest('the secrets are required: --secrets-file FILE (- for standard input) or --secrets-env');
+  const secrets = { app_secret: required(values, 'app-secret'), refresh_token: required(values, 'refresh-token'), oa_secret_key: optional(values, 'oa-secret-key') ?? null };
+  console.error(`warning: ${flags.map((flag) => `--${flag}`).join(', ')} on the command line can be read by every user of this machine (ps); use --secrets-file or --secrets-env`);
+  return secrets;
 }
 
 /**

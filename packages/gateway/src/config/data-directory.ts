@@ -19,3 +19,19 @@ export function requireExistingInstallation(config: Config, command: string, nee
     throw new ConfigError('TMS_DATA_DIR', `names ${directory}, which holds no database (${config.database.file}); \`${command}\` does not create one. ${where}`);
   }
 }
+
+/**
+ * A master key is generated only together with a new database. Stored secrets of an existing
+ * embedded database are encrypted under the key its secrets.json held: one restored without that
+ * file (or run without the TMS_MASTER_KEY it was used with) must not get a fresh key, which would
+ * read none of them and encrypt new ones under a key that goes with nothing.
+ */
+export function refuseNewKeyForExistingDatabase(config: Config, secretsFile: string, secretsFileExists: boolean): void {
+  if (config.database.kind !== 'sqlite' || !existsSync(config.database.file)) return;
+  const directory = resolve(config.dataDir);
+  const missing = secretsFileExists ? `its secrets file ${secretsFile} holds no masterKey` : `it has no secrets file (${secretsFile})`;
+  throw new ConfigError(
+    'TMS_MASTER_KEY',
+    `is not set, and ${directory} holds a database (${config.database.file}) but ${missing}. The secrets stored in that database are encrypted under the master key that file held, so no new key is generated for it. Restore secrets.json from the backup taken with the database, or set TMS_MASTER_KEY to the key it held; if that key is lost for good, see *Custody of the master key* in the README.`,
+  );
+}

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ConfigError, type Config, parseMasterKey } from './config.ts';
+import { refuseNewKeyForExistingDatabase } from './data-directory.ts';
 
 export interface ResolvedSecrets {
   readonly config: Config;
@@ -21,7 +22,8 @@ interface SecretsFile {
 
 /**
  * Embedded mode: a secret not given in the environment is read from, or generated into,
- * <data dir>/secrets.json with mode 0600. With DATABASE_URL both are required (config.ts).
+ * <data dir>/secrets.json with mode 0600; a master key only for a data directory without a
+ * database yet (data-directory.ts). With DATABASE_URL both are required (config.ts).
  */
 export function resolveSecrets(config: Config): ResolvedSecrets {
   if (config.adminToken && config.masterKey) return { config, generated: [], file: null, adminTokenFromFile: false };
@@ -35,6 +37,7 @@ export function resolveSecrets(config: Config): ResolvedSecrets {
     generated.push('TMS_ADMIN_TOKEN');
   }
   if (!config.masterKey && !stored.masterKey) {
+    refuseNewKeyForExistingDatabase(config, file, existsSync(file));
     stored.masterKey = randomBytes(32).toString('hex');
     generated.push('TMS_MASTER_KEY');
   }

@@ -42,7 +42,7 @@ export async function startService(runtime: Runtime, roles: { api: boolean; work
   if (config.deliveryCheckAfterMs > 0) {
     tasks.push(deliveryCheckTask(runtime, { afterMs: config.deliveryCheckAfterMs, maxAgeMs: DELIVERY_CHECK_MAX_AGE_MS, batchSize: 200 }));
   }
-  const worker = roles.worker ? new Worker(tasks, runtime.log) : null;
+  const worker = roles.worker ? new Worker(tasks, runtime.log, { loops: runtime.metrics.loops, clock: runtime.clock }) : null;
   worker?.start();
   if (worker) runtime.ownLoop(worker);
   const { dispatch } = config;

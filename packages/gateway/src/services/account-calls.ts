@@ -6,6 +6,14 @@ import type { ZnsResult } from '../platform/zns-client.ts';
 export type AccountTokens = Pick<AccessTokens, 'accessTokenFor' | 'reportRejected'>;
 
 /**
+ * The longest callAsAccount may take: twice an access token (each may wait for another process's
+ * refresh, then refresh itself) and the operation, each platform call within `platformTimeoutMs`.
+ */
+export function longestAccountCallMs(tokens: Pick<AccessTokens, 'longestWaitMs'>, platformTimeoutMs: number): number {
+  return 2 * (tokens.longestWaitMs + 2 * platformTimeoutMs);
+}
+
+/**
  * One platform call as a sender account. A refused access token is no verdict on the call: it is
  * reported, replaced (a token refresh) and the call made once more. Throws what accessTokenFor
  * throws (ReloginRequiredError, PlatformUnavailableError).

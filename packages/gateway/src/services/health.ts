@@ -21,7 +21,7 @@ export async function checkReadiness({ ctx }: VerbCall<AnonymousCaller, Record<s
     throw new ApiError('service_unavailable', `worker thread not answering: ${(error as Error).message}`);
   }
   if (stalled.length > 0) {
-    const described = stalled.map((loop) => `${loop.loop} (${Math.round(loop.ageMs / 1000)} s without a round, limit ${Math.round(loop.boundMs / 1000)} s)`);
+    const described = stalled.map((loop) => `${loop.loop} (${Math.round(loop.ageMs / 1000)} s without progress, limit ${Math.round(loop.boundMs / 1000)} s)`);
     ctx.log.warn({ stalled }, 'worker loop stalled');
     throw new ApiError('service_unavailable', `worker loop stalled: ${described.join(', ')}`);
   }

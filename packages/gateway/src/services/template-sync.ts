@@ -117,6 +117,12 @@ export function isTemplateStatus(status: string): status is TemplateStatus {
   return (TEMPLATE_STATUSES as readonly string[]).includes(status);
 }
 
+/**
+ * Told after each platform call of a sync: the periodic task's loop counts it as progress, so a
+ * sync of many templates is not taken for a stalled one.
+ */
+type SyncProgress = () => void;
+
 /** One sender account's platform calls: a refused access token is reported and replaced once. */
 class AccountSession {
   private readonly tokens: AccountTokens;
@@ -124,12 +130,15 @@ class AccountSession {
   constructor(
     private readonly ctx: Context<SyncCaller>,
     readonly oaId: string,
+    private readonly progress: SyncProgress | undefined,
   ) {
     this.tokens = ctx.parts.accessTokens;
   }
 
-  call<T>(operation: (token: string) => Promise<ZnsResult<T>>): Promise<ZnsResult<T>> {
-    return callAsAccount(this.tokens, this.oaId, operation);
+  async call<T>(operation: (token: string) => Promise<ZnsResult<T>>): Promise<ZnsResult<T>> {
+    const result = await callAsAccount(this.tokens, this.oaId, operation);
+    this.progress?.();
+    return result;
   }
 
   /** Every template id the platform lists for the account, in its order, each once. */
@@ -165,11 +174,12 @@ async function requireWorkspace(ctx: Context<SyncCaller>, workspaceId: string): 
 }
 
 /**
- * Syncs the templates of the workspace's connected sender accounts, or of the one given (whatever
- * its status: a disconnected one reports why in its `error`). One summary per account: one that
- * is not connected is reported as skipped, with its status, rather than left out unseen.
+ * Syncs the templates of the workspace's connected sender accounts, or of the one given. One
+ * summary per account: one that is not connected is reported as skipped, with its status, rather
+ * than left out unseen. The status is the row's, never a token this process still holds for the
+ * account: a disconnected account is not synced, whoever asks.
  */
-export async function syncTemplates({ ctx, input }: VerbCall<SyncCaller, { workspaceId: string; oaId?: string }>): Promise<TemplateSyncSummary[]> {
+export async function syncTemplates({ ctx, input }: VerbCall<SyncCaller, { workspaceId: string; oaId?: string; progress?: SyncProgress }>): Promise<TemplateSyncSummary[]> {
   const { workspaceId, oaId } = input;
   await requireWorkspace(ctx, workspaceId);
   const accounts = await listSenderAccounts(ctx.store.db, workspaceId, oaId);
@@ -177,8 +187,8 @@ export async function syncTemplates({ ctx, input }: VerbCall<SyncCaller, { works
   const summaries: TemplateSyncSummary[] = [];
   // One account at a time: the platform's rate limits are per app, and this is background work.
   for (const account of accounts) {
-    if (oaId === undefined && account.status !== 'connected') summaries.push(skippedSummary(account));
-    else summaries.push(await syncAccount(ctx, workspaceId, account.oa_id));
+    if (account.status !== 'connected') summaries.push(skippedSummary(account));
+    else summaries.push(await syncAccount(ctx, workspaceId, account.oa_id, input.progress));
   }
   return summaries;
 }
@@ -188,9 +198,9 @@ function skippedSummary(account: SenderAccountRow): TemplateSyncSummary {
   return { oaId: account.oa_id, created: 0, updated: 0, unchanged: 0, failed: [], error: `skipped: ${why}`, skipped: true };
 }
 
-async function syncAccount(ctx: Context<SyncCaller>, workspaceId: string, oaId: string): Promise<TemplateSyncSummary> {
+async function syncAccount(ctx: Context<SyncCaller>, workspaceId: string, oaId: string, progress: SyncProgress | undefined): Promise<TemplateSyncSummary> {
   const summary: TemplateSyncSummary = { oaId, created: 0, updated: 0, unchanged: 0, failed: [], error: null, skipped: false };
-  const session = new AccountSession(ctx, oaId);
+  const session = new AccountSession(ctx, oaId, progress);
   let fetched: Fetched[];
   try {
     const listed = await session.listedTemplateIds();
@@ -315,11 +325,11 @@ export interface WorkspaceTemplateSync {
  * workspace whose sync throws (a database error, a secret that cannot be decrypted) is logged and
  * the others still run.
  */
-export async function syncAllWorkspaces({ ctx }: VerbCall<TaskCaller, Record<string, never>>): Promise<WorkspaceTemplateSync[]> {
+export async function syncAllWorkspaces({ ctx, input }: VerbCall<TaskCaller, { progress?: SyncProgress }>): Promise<WorkspaceTemplateSync[]> {
   const results: WorkspaceTemplateSync[] = [];
   for (const workspaceId of await listWorkspacesWithConnectedAccounts(ctx.store.db)) {
     try {
-      results.push({ workspaceId, accounts: await syncTemplates({ ctx, input: { workspaceId } }) });
+      results.push({ workspaceId, accounts: await syncTemplates({ ctx, input: { workspaceId, progress: input.progress } }) });
     } catch (error) {
       ctx.log.error({ err: error, workspaceId }, 'template sync of a workspace failed');
     }

@@ -39,19 +39,23 @@ export async function readTokenState(db: Kysely<Database>, oaId: string): Promis
 }
 
 /**
- * Claims the right to refresh the OA's tokens until `leaseUntil`, if nobody holds it (or the holder's
+ * Claims the right to refresh the OA's tokens until `lease.until`, if nobody holds it (or the holder's
  * lease ran out: it crashed or hung). One conditional UPDATE, so two processes cannot both win.
- * Only a connected account can be claimed. Returns the row as it is after the claim (its refresh
- * token is the one to spend), or undefined when someone else holds the lease or the account is not
- * connected.
+ * Only an account in `status` (connected, or disconnected for the check of a reconnect) can be
+ * claimed. Returns the row as it is after the claim (its refresh token is the one to spend), or
+ * undefined when someone else holds the lease or the account is in another status.
  */
-export async function claimTokenRefreshLease(db: Kysely<Database>, oaId: string, now: number, leaseUntil: number): Promise<TokenState | undefined> {
+export async function claimTokenRefreshLease(
+  db: Kysely<Database>,
+  oaId: string,
+  lease: { now: number; until: number; status: SenderAccountRow['status'] },
+): Promise<TokenState | undefined> {
   return db
     .updateTable('sender_accounts')
-    .set({ token_refresh_lease_until: leaseUntil })
+    .set({ token_refresh_lease_until: lease.until })
     .where('oa_id', '=', oaId)
-    .where('status', '=', 'connected')
-    .where((eb) => eb.or([eb('token_refresh_lease_until', 'is', null), eb('token_refresh_lease_until', '<', now)]))
+    .where('status', '=', lease.status)
+    .where((eb) => eb.or([eb('token_refresh_lease_until', 'is', null), eb('token_refresh_lease_until', '<', lease.now)]))
     .returning(TOKEN_STATE_COLUMNS)
     .executeTakeFirst();
 }

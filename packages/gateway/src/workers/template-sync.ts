@@ -1,5 +1,6 @@
 import { createContext, type ServiceParts } from '../services/context.ts';
 import { syncAllWorkspaces } from '../services/template-sync.ts';
+import { longestAccountCallMs } from '../services/account-calls.ts';
 import type { PeriodicTask } from './worker.ts';
 
 /**
@@ -9,10 +10,12 @@ import type { PeriodicTask } from './worker.ts';
  */
 export function templateSyncTask(parts: ServiceParts, everyMs: number): PeriodicTask {
   return {
-    name: 'template-sync',
+    name: 'template_sync',
     intervalMs: everyMs,
-    run: async () => {
-      const results = await syncAllWorkspaces({ ctx: createContext(parts, { kind: 'task', task: 'template-sync' }), input: {} });
+    // Progress is reported after each platform call of the sync.
+    longestStepMs: longestAccountCallMs(parts.accessTokens, parts.config.zns.timeoutMs),
+    run: async (progress) => {
+      const results = await syncAllWorkspaces({ ctx: createContext(parts, { kind: 'task', task: 'template-sync' }), input: { progress } });
       let created = 0;
       let updated = 0;
       let failed = 0;

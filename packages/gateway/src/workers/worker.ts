@@ -1,10 +1,76 @@
 import type { Logger } from 'pino';
+import { stallBoundMs, type LoopHealth, type LoopHeartbeat } from '../infrastructure/loop-health.ts';
 import { LoopRunner } from './loop-runner.ts';
 
 export interface PeriodicTask {
+  /** The task's name in logs, and its loop's in /readyz and tms_worker_loop_last_round_age_seconds. */
   name: string;
   intervalMs: number;
-  run(): Promise<void>;
+  /**
+   * The longest one step of a round may take: the work between two calls of progress() (one
+   * platform call as a sender account, with its token wait), or 0 for a task that only uses the
+   * store. With the interval it sets how long a round may go without progress before the loop
+   * counts as stalled.
+   */
+  longestStepMs: number;
+  /**
+   * One round. A round that makes many platform calls reports each step done (`progress`), so a
+   * long but moving round is not taken for a stalled one.
+   */
+  run(progress?: () => void): Promise<void>;
+}
+
+export interface WorkerHealth {
+  loops: LoopHealth;
+  clock: () => number;
+}
+
+/**
+ * One task's loop, reported to loop health. Its age is that of the round in progress since its
+ * last progress, and 0 between rounds: a task that runs once an hour is not stalled while it
+ * waits for its next round, only when a round hangs (a store that stopped answering, a bug).
+ * A round that fails has ended: the failure is logged and the round runs again after its pause.
+ */
+class PeriodicLoop {
+  private readonly runner: LoopRunner;
+  private progressAt: number | null = null;
+  private heartbeat: LoopHeartbeat | null = null;
+
+  constructor(
+    private readonly task: PeriodicTask,
+    log: Logger,
+    private readonly health: WorkerHealth,
+  ) {
+    this.runner = new LoopRunner({
+      round: () => this.round(),
+      intervalMs: task.intervalMs,
+      log,
+      failure: { message: 'worker task failed', fields: { task: task.name } },
+    });
+  }
+
+  start(): void {
+    const { task, health } = this;
+    this.heartbeat = health.loops.register(task.name, stallBoundMs(task.intervalMs, task.longestStepMs), (now) => (this.progressAt === null ? 0 : now - this.progressAt));
+    this.runner.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.runner.stop();
+    this.heartbeat?.stop();
+  }
+
+  private async round(): Promise<void> {
+    const progress = (): void => {
+      this.progressAt = this.health.clock();
+    };
+    progress();
+    try {
+      await this.task.run(progress);
+    } finally {
+      this.progressAt = null;
+    }
+  }
 }
 
 /**
@@ -13,18 +79,10 @@ export interface PeriodicTask {
  * never cuts a task in half.
  */
 export class Worker {
-  private readonly loops: LoopRunner[];
+  private readonly loops: PeriodicLoop[];
 
-  constructor(tasks: PeriodicTask[], log: Logger) {
-    this.loops = tasks.map(
-      (task) =>
-        new LoopRunner({
-          round: () => task.run(),
-          intervalMs: task.intervalMs,
-          log,
-          failure: { message: 'worker task failed', fields: { task: task.name } },
-        }),
-    );
+  constructor(tasks: PeriodicTask[], log: Logger, health: WorkerHealth) {
+    this.loops = tasks.map((task) => new PeriodicLoop(task, log, health));
   }
 
   start(): void {

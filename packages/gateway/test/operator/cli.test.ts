@@ -367,7 +367,7 @@ describe.each(STORE_KINDS)('tms admin (%s)', (kind) => {
     FLOW_TIMEOUT_MS,
   );
   it(
-    "reads a sender account's secrets from a file or standard input, so they never need the command line",
+    "reads a sender account's secrets from a file, standard input or the environment, so they never need the command line",
     async () => {
       const shop = await admin('workspaces', 'create', '--name', 'Shop with secrets in a file');
       const connect = (oa: string) => ['admin', 'sender-accounts', 'connect', shop.id, '--oa-id', oa, '--name', `OA ${oa}`, '--daily-quota', '10', '--app-id', 'app-b', '--no-verify'];
@@ -377,6 +377,7 @@ describe.each(STORE_KINDS)('tms admin (%s)', (kind) => {
       const fileOa = `oa${randomBytes(4).toString('hex')}`;
       const viaFile = await runTms([...connect(fileOa), '--secrets-file', secretsFile, '--json'], env);
       expect(viaFile.code, viaFile.stderr).toBe(0);
+      expect(viaFile.stderr).toBe('');
       expect(JSON.parse(viaFile.stdout)).toMatchObject({ oa_id: fileOa, status: 'connected', has_oa_secret_key: true });
 
       const fromStdin = { app_secret: `stdin-secret-${randomBytes(6).toString('hex')}`, refresh_token: `stdin-refresh-${randomBytes(6).toString('hex')}` };
@@ -385,26 +386,64 @@ describe.each(STORE_KINDS)('tms admin (%s)', (kind) => {
       expect(viaStdin.status, viaStdin.stderr).toBe(0);
       expect(JSON.parse(viaStdin.stdout)).toMatchObject({ oa_id: stdinOa, status: 'connected', has_oa_secret_key: false });
 
-      // What was stored is what the file and standard input held, encrypted under the master key.
+      const fromEnvironment = {
+        app_secret: `env-secret-${randomBytes(6).toString('hex')}`,
+        refresh_token: `env-refresh-${randomBytes(6).toString('hex')}`,
+        oa_secret_key: `env-oa-secret-${randomBytes(6).toString('hex')}`,
+      };
+      const secretsInEnvironment = {
+        ...env,
+        TMS_ZNS_APP_SECRET: fromEnvironment.app_secret,
+        TMS_ZNS_REFRESH_TOKEN: fromEnvironment.refresh_token,
+        TMS_ZNS_OA_SECRET_KEY: fromEnvironment.oa_secret_key,
+      };
+      const envOa = `oa${randomBytes(4).toString('hex')}`;
+      const viaEnvironment = await runTms([...connect(envOa), '--secrets-env', '--json'], secretsInEnvironment);
+      expect(viaEnvironment.code, viaEnvironment.stderr).toBe(0);
+      expect(viaEnvironment.stderr).toBe('');
+      expect(JSON.parse(viaEnvironment.stdout)).toMatchObject({ oa_id: envOa, status: 'connected', has_oa_secret_key: true });
+
+      // The flags still work, with a warning that ps shows them.
+      const fromFlags = { app_secret: `flag-secret-${randomBytes(6).toString('hex')}`, refresh_token: `flag-refresh-${randomBytes(6).toString('hex')}` };
+      const flagOa = `oa${randomBytes(4).toString('hex')}`;
+      const viaFlags = await runTms([...connect(flagOa), '--app-secret', fromFlags.app_secret, '--refresh-token', fromFlags.refresh_token, '--json'], env);
+      expect(viaFlags.code, viaFlags.stderr).toBe(0);
+      expect(viaFlags.stderr).toContain('warning: --app-secret, --refresh-token on the command line can be read by every user of this machine (ps)');
+      expect(viaFlags.stderr).not.toContain(fromFlags.app_secret);
+      expect(JSON.parse(viaFlags.stdout)).toMatchObject({ oa_id: flagOa, status: 'connected' });
+
+      // What was stored is what each source held, encrypted under the master key.
       const { config } = resolveSecrets(parseConfig(env));
       const store = openStore(config.database);
       try {
-        for (const [oa, secrets] of [[fileOa, fromFile], [stdinOa, fromStdin]] as const) {
+        for (const [oa, secrets] of [[fileOa, fromFile], [stdinOa, fromStdin], [envOa, fromEnvironment], [flagOa, fromFlags]] as const) {
           const row = await store.db.selectFrom('sender_accounts').selectAll().where('oa_id', '=', oa).executeTakeFirstOrThrow();
           expect(decryptSecret(row.encrypted_app_secret, config.masterKey!)).toBe(secrets.app_secret);
           expect(decryptSecret(row.encrypted_refresh_token, config.masterKey!)).toBe(secrets.refresh_token);
+          expect(row.encrypted_oa_secret_key === null ? null : decryptSecret(row.encrypted_oa_secret_key, config.masterKey!)).toBe('oa_secret_key' in secrets ? secrets.oa_secret_key : null);
         }
       } finally {
         await store.close();
       }
 
-      const both = await runTms([...connect(`oa${randomBytes(4).toString('hex')}`), '--secrets-file', secretsFile, '--app-secret', 'x'], env);
-      expect(both.code).toBe(1);
-      expect(both.stderr).toContain('either in --secrets-file or as flags, not both');
+      // One source at a time, and each one complete.
+      const newOa = () => connect(`oa${randomBytes(4).toString('hex')}`);
+      const refusals: [string[], Record<string, string>, string][] = [
+        [[...newOa(), '--secrets-file', secretsFile, '--app-secret', 'x'], env, 'give the secrets in one place only'],
+        [[...newOa(), '--secrets-env', '--secrets-file', secretsFile], secretsInEnvironment, 'give the secrets in one place only'],
+        [[...newOa(), '--secrets-env', '--refresh-token', 'x'], secretsInEnvironment, 'give the secrets in one place only'],
+        [[...newOa(), '--secrets-env'], { ...secretsInEnvironment, TMS_ZNS_REFRESH_TOKEN: '' }, '--secrets-env needs TMS_ZNS_REFRESH_TOKEN'],
+        [[...newOa(), '--secrets-env'], env, '--secrets-env needs TMS_ZNS_APP_SECRET'],
+        [newOa(), secretsInEnvironment, 'the secrets are required: --secrets-file FILE (- for standard input) or --secrets-env'],
+      ];
       writeFileSync(secretsFile, JSON.stringify({ app_secret: 'only-this' }), { mode: 0o600 });
-      const incomplete = await runTms([...connect(`oa${randomBytes(4).toString('hex')}`), '--secrets-file', secretsFile], env);
-      expect(incomplete.code).toBe(1);
-      expect(incomplete.stderr).toContain('--secrets-file needs refresh_token');
+      refusals.push([[...newOa(), '--secrets-file', secretsFile], env, '--secrets-file needs refresh_token']);
+      const results = await Promise.all(refusals.map(([args, environment]) => runTms(args, environment)));
+      results.forEach((result, index) => {
+        const [args, , message] = refusals[index]!;
+        expect(result.code, args.join(' ')).toBe(1);
+        expect(result.stderr, args.join(' ')).toContain(message);
+      });
     },
     FLOW_TIMEOUT_MS,
   );

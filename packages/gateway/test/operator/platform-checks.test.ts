@@ -2,7 +2,8 @@
  * The operator verbs that ask the platform before they store anything, against a real simulator
  * over HTTP: connecting a sender account spends its refresh token on a token refresh and stores
  * the new pair; refused credentials or an unknown template store nothing; reconnecting asks the
- * platform with the stored credentials; `verify=false` (`--no-verify`) stores without asking.
+ * platform with the stored credentials before the account may send again; `verify=false`
+ * (`--no-verify`) stores without asking.
  */
 import { startSimulator, type RunningSimulator, type Seed, type SeedOa } from '@tms/zns-sim';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decryptSecret } from '../../src/lib/crypto.ts';
 import { STORE_KINDS, startTestGateway, type TestGateway } from '../harness.ts';
 import { expectError } from '../api/helpers.ts';
+import { waitFor } from '../wait-for.ts';
 import { runTms } from './processes.ts';
 
 const OA_COUNT = 20;
@@ -299,4 +301,78 @@ describe.each(STORE_KINDS)('operator changes checked with the platform (%s)', (k
       expect(JSON.parse(registered.stdout)).toMatchObject({ name: templateOf(oa).name, price: 320, status: 'ENABLE' });
     }, 120_000);
   });
+});
+
+/**
+ * The account stays disconnected while a reconnect asks the platform: a gateway with its workers
+ * running accepts no send naming it and dispatches nothing on it, and a refusal leaves it needing
+ * a new refresh token, never connected. The platform answers slowly, so the check can be watched.
+ */
+describe.each(STORE_KINDS)('a reconnect the platform refuses (%s)', (kind) => {
+  const seed = simulatorSeed();
+  const oa = seed.oas[0]!;
+  const template = oa.templates![0]!;
+  const PLATFORM_LATENCY_MS = 2000;
+  let sim: RunningSimulator;
+  let gateway: TestGateway;
+
+  beforeAll(async () => {
+    sim = await startSimulator({ seed, eventsUrl: null });
+    gateway = await startTestGateway(kind, {
+      worker: true,
+      env: { ZNS_OAUTH_URL: sim.url, ZNS_API_URL: sim.url, ZNS_TIMEOUT_MS: '10000', TMS_DISPATCH_POLL_MS: '20', TMS_TEMPLATE_SYNC_MS: '0', TMS_PLATFORM_QUOTA_CACHE_MS: '0' },
+    });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await sim?.close();
+  });
+
+  const routeCount = (route: string): number => sim.control.stats().requests.by_route[route] ?? 0;
+
+  it('never connects the account while the platform is asked, so nothing is accepted or dispatched on it', async () => {
+    const workspaceId = (await gateway.admin('POST', '/workspaces', { name: 'reconnect watched' })).body.id as string;
+    await gateway.admin('POST', `/workspaces/${workspaceId}/wallet/top-ups`, { amount: 100_000 });
+    const account = `/workspaces/${workspaceId}/sender-accounts/${oa.oa_id}`;
+    expect((await gateway.admin('PUT', account, { name: oa.name, daily_quota: 1000, app_id: oa.app_id, app_secret: oa.app_secret, refresh_token: oa.refresh_token })).status).toBe(200);
+    expect((await gateway.admin('PUT', `/workspaces/${workspaceId}/templates/${template.template_id}`, { oa_id: oa.oa_id, price: 300, template_type: 1 })).status).toBe(200);
+    const apiKey = (await gateway.admin('POST', `/workspaces/${workspaceId}/api-keys`, { scopes: ['messages:send'] })).body.key as string;
+    const send = (trackingId: string) =>
+      gateway.request('POST', '/api/v1/messages/send', { key: apiKey, body: { phone: '0912345678', template_id: template.template_id, template_data: { customer_name: 'Lan' }, tracking_id: trackingId } });
+    const status = async () => (await gateway.runtime.store.db.selectFrom('sender_accounts').select('status').where('oa_id', '=', oa.oa_id).executeTakeFirstOrThrow()).status;
+
+    // The workers do send for this account while it is connected.
+    expect((await send('while-connected')).status).toBe(202);
+    await waitFor(() => sim.control.stats().sends.accepted, (accepted) => accepted === 1, 'the first message to reach the platform');
+
+    expect((await gateway.admin('POST', `${account}/disconnect`)).body.status).toBe('disconnected');
+    sim.control.revokeRefreshToken(oa.oa_id);
+    sim.control.expireAccessTokens(oa.oa_id);
+    sim.control.setFaults({ latency_ms: PLATFORM_LATENCY_MS, scope: 'all' });
+    const sendsBefore = routeCount('POST /message/template');
+    const quotaCallsBefore = routeCount('GET /message/quota');
+    const refreshesBefore = routeCount('POST /v4/oa/access_token');
+    try {
+      let finished = false;
+      const reconnecting = gateway.admin('POST', `${account}/reconnect`).finally(() => (finished = true));
+      await waitFor(() => routeCount('GET /message/quota'), (count) => count > quotaCallsBefore, 'the reconnect to ask the platform');
+      // Watched until the refused refresh token is about to be answered (it then marks the account relogin_required).
+      const seen: { status: string; send: string }[] = [];
+      while (!finished && routeCount('POST /v4/oa/access_token') === refreshesBefore) {
+        const [now, attempt] = await Promise.all([status(), send(`during-check-${seen.length}`)]);
+        seen.push({ status: now, send: attempt.status === 202 ? 'accepted' : attempt.body.error.type });
+      }
+      expect(seen.length).toBeGreaterThan(0);
+      expect(seen).toEqual(seen.map(() => ({ status: 'disconnected', send: 'sender_account_not_connected' })));
+
+      const refused = await reconnecting;
+      expectError(refused, 'sender_account_refused');
+      expect(refused.body.error.message).toContain('refused the stored credentials');
+    } finally {
+      sim.control.clearFaults();
+    }
+    expect(await status()).toBe('relogin_required');
+    expect(routeCount('POST /message/template')).toBe(sendsBefore);
+    expect(sim.control.stats().sends.received).toBe(1);
+  }, 120_000);
 });

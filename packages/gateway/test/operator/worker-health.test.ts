@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { STORE_KINDS, createTestDatabase, freePort, gatewayEnvironment, httpRequest, type TestDatabase, type TestResponse } from '../harness.ts';
 import { killAllTms, runTms, startTms, type RunningTms } from './processes.ts';
 import { waitFor } from '../wait-for.ts';
+import { WORKER_LOOPS_WITHOUT_TEMPLATE_SYNC } from '../worker-loops.ts';
 
 const WORKER_ENV = {
   // No platform is needed: nothing is sent.
@@ -21,7 +22,6 @@ const WORKER_ENV = {
   TMS_PLATFORM_QUOTA_CACHE_MS: '0',
 };
 
-const LOOPS = ['dispatch_claims', 'dispatch_reconcile', 'dispatch_sends', 'webhook_claims', 'webhook_deliveries'];
 const CONFIG_ERROR_EXIT = 78;
 
 describe.each(STORE_KINDS)('tms worker health endpoints (%s)', (kind) => {
@@ -58,7 +58,7 @@ describe.each(STORE_KINDS)('tms worker health endpoints (%s)', (kind) => {
     expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/);
     const lines = metrics.text.split('\n');
     const loops = lines.map((line) => /^tms_worker_loop_last_round_age_seconds\{loop="([a-z_]+)"\} /.exec(line)?.[1]).filter((loop) => loop !== undefined);
-    expect(loops.sort()).toEqual(LOOPS);
+    expect(loops.sort()).toEqual(WORKER_LOOPS_WITHOUT_TEMPLATE_SYNC);
     expect(lines.filter((line) => line.startsWith('tms_process_start_time_seconds '))).toHaveLength(1);
     expect(lines.filter((line) => line.startsWith('tms_queue_oldest_due_age_seconds '))).toHaveLength(1);
     expect(lines.some((line) => line.startsWith('tms_http_requests_total{method="GET",route="/readyz",status_class="2xx"} '))).toBe(true);

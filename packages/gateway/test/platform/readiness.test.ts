@@ -2,15 +2,19 @@
  * /readyz tells whether the process's worker loops make progress, not only whether the store
  * answers a SELECT: a dispatch loop that stopped completing rounds makes it 503 (error envelope,
  * service_unavailable), and the age of each loop's last round is a metric. Real gateway with its
- * workers. The stall is a lock on the messages table held by another session, which blocks the
- * claims while the store still answers: PostgreSQL only (a blocked SQLite write blocks the whole
- * process, readiness included).
+ * workers. The dispatch stall is a lock on the messages table held by another session, which
+ * blocks the claims while the store still answers: PostgreSQL only (a blocked SQLite write blocks
+ * the whole process, readiness included). The periodic tasks' stall is a round hung on a platform
+ * that never answers, with the gateway's clock moved past the task's bound: both stores.
  */
+import { startSimulator, type RunningSimulator } from '@tms/zns-sim';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DEMO_SENDER_ACCOUNT } from '../../src/services/demo.ts';
 import { STORE_KINDS, createTestDatabase, freePort, gatewayEnvironment, httpRequest, startTestGateway, type TestDatabase, type TestGateway } from '../harness.ts';
 import { killAllTms, startTms, type RunningTms } from '../operator/processes.ts';
 import { waitFor as waitUntil } from '../wait-for.ts';
+import { WORKER_LOOPS_WITHOUT_TEMPLATE_SYNC } from '../worker-loops.ts';
 
 /** This suite's waits are longer than the shared default. */
 const waitFor = <T>(read: () => T | Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 20_000): Promise<T> =>
@@ -48,7 +52,7 @@ describe.each(STORE_KINDS)('readiness and worker loops (%s)', (kind) => {
     const target = gateway;
     expect((await target.request('GET', '/readyz')).status).toBe(200);
     const metrics = await target.request('GET', '/metrics', { key: target.config.adminToken! });
-    expect([...loopAges(metrics.text).keys()].sort()).toEqual(['dispatch_claims', 'dispatch_reconcile', 'dispatch_sends', 'webhook_claims', 'webhook_deliveries']);
+    expect([...loopAges(metrics.text).keys()].sort()).toEqual(WORKER_LOOPS_WITHOUT_TEMPLATE_SYNC);
   });
 
   it.runIf(kind === 'postgres')('answers 503 while the dispatch loop cannot complete a round, and ready again once it can', async () => {
@@ -71,6 +75,66 @@ describe.each(STORE_KINDS)('readiness and worker loops (%s)', (kind) => {
       await blocker.query('ROLLBACK');
       await blocker.end();
     }
+    await waitFor(() => target.request('GET', '/readyz'), (response) => response.status === 200, 'readiness to come back');
+  });
+});
+
+/**
+ * A periodic task (template sync here) is stalled only while one of its rounds hangs far beyond
+ * its bound, never while it waits for its next round, however long its interval. The gateway's
+ * clock is moved an hour on while a sync round waits for a platform that does not answer: the
+ * hourly tasks, between rounds, stay fine.
+ */
+describe.each(STORE_KINDS)('readiness and the periodic tasks (%s)', (kind) => {
+  const HOUR_MS = 3_600_000;
+  let sim: RunningSimulator | undefined;
+  let gateway: TestGateway | undefined;
+
+  afterEach(async () => {
+    // The simulator first: closing it ends the hung request, so the sync round ends and the worker can stop.
+    await sim?.close();
+    await gateway?.close();
+    sim = undefined;
+    gateway = undefined;
+  });
+
+  it('answers 503 naming template_sync while its round hangs past its bound, and ready again once the round ends', async () => {
+    sim = await startSimulator({ eventsUrl: null });
+    let clockOffsetMs = 0;
+    gateway = await startTestGateway(kind, {
+      worker: true,
+      clock: () => Date.now() + clockOffsetMs,
+      // The longest deadline, so the hung call outlives the test's checks.
+      env: { ...WORKER_ENV, ZNS_API_URL: sim.url, ZNS_OAUTH_URL: sim.url, ZNS_TIMEOUT_MS: '120000', TMS_TEMPLATE_SYNC_MS: '100' },
+    });
+    const target = gateway;
+    const platform = sim;
+    const workspace = (await target.admin('POST', '/workspaces', { name: 'periodic stall' })).body;
+    const { oa_id: oaId, ...account } = DEMO_SENDER_ACCOUNT;
+    expect((await target.admin('PUT', `/workspaces/${workspace.id}/sender-accounts/${oaId}?verify=false`, account)).status).toBe(200);
+    expect((await target.request('GET', '/readyz')).status).toBe(200);
+
+    // Every request is held without an answer; the next sync round waits on one.
+    platform.control.setFaults({ timeout_rate: 1, timeout_ms: 600_000, scope: 'all' });
+    await waitFor(() => platform.control.stats().faults.timeouts, (held) => held > 0, 'a sync round to wait on the platform');
+    clockOffsetMs = HOUR_MS;
+
+    // Loops that complete rounds catch up with the moved clock at their next round; the hung sync cannot.
+    const stalled = await waitFor(
+      () => target.request('GET', '/readyz'),
+      (response) => /^worker loop stalled: template_sync \(\d+ s without progress, limit \d+ s\)$/.test(response.body?.error?.message ?? ''),
+      'readiness to name the hung template sync alone',
+    );
+    expect(stalled.status).toBe(503);
+    expect(stalled.body.error.type).toBe('service_unavailable');
+    const ages = loopAges((await target.request('GET', '/metrics', { key: target.config.adminToken! })).text);
+    expect(ages.get('template_sync')).toBeGreaterThanOrEqual(HOUR_MS / 1000);
+    // Hourly tasks between their rounds: an hour since their last round is no stall.
+    for (const loop of ['erase_personal_data', 'purge_console_sessions', 'purge_webhook_deliveries']) expect(ages.get(loop), loop).toBe(0);
+
+    // The platform goes away: the held request fails, the round ends, and the process is ready again.
+    await platform.close();
+    sim = undefined;
     await waitFor(() => target.request('GET', '/readyz'), (response) => response.status === 200, 'readiness to come back');
   });
 });
@@ -102,7 +166,7 @@ describe.each(STORE_KINDS)('readiness and metrics of `tms start` with its worker
     expect((await httpRequest(url, 'GET', '/readyz')).status).toBe(200);
     const metrics = await httpRequest(url, 'GET', '/metrics', { key: env.TMS_ADMIN_TOKEN });
     expect(metrics.status).toBe(200);
-    expect([...loopAges(metrics.text).keys()].sort()).toEqual(['dispatch_claims', 'dispatch_reconcile', 'dispatch_sends', 'webhook_claims', 'webhook_deliveries']);
+    expect([...loopAges(metrics.text).keys()].sort()).toEqual(WORKER_LOOPS_WITHOUT_TEMPLATE_SYNC);
     const lines = metrics.text.split('\n');
     expect(lines.filter((line) => line.startsWith('tms_process_start_time_seconds '))).toHaveLength(1);
     expect(lines.filter((line) => line.startsWith('tms_queue_messages{state="queued"} '))).toHaveLength(1);

@@ -78,7 +78,7 @@ const manyTemplates: SeedTemplate[] = Array.from({ length: MANY_TEMPLATES }, (_,
 function simulatorSeed(): Seed {
   const demo = JSON.parse(readFileSync(DEMO_SEED_PATH, 'utf8')) as Seed;
   const oas: SeedOa[] = demo.oas.map((oa) => ({ ...oa, rsa: null }));
-  for (let index = 1; index <= 6; index += 1) oas.push(syncOa(index));
+  for (let index = 1; index <= 7; index += 1) oas.push(syncOa(index));
   oas.push(syncOa(PAGING_OA, manyTemplates));
   return { ...demo, oas };
 }
@@ -446,22 +446,51 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
     const refused = await sync(workspaceId, { oa_id: oa.oa_id });
     expect(refused.accounts).toEqual([{ oa_id: oa.oa_id, created: 0, updated: 0, unchanged: 0, failed: [], error: expect.stringContaining('must be connected again'), skipped: false }]);
     expect(await rows(workspaceId)).toEqual(before);
-    // A sync of the whole workspace skips an account that is not connected, and says so; asked for by id, it says why.
-    expect((await sync(workspaceId)).accounts).toEqual([
-      { oa_id: oa.oa_id, created: 0, updated: 0, unchanged: 0, failed: [], error: expect.stringMatching(/^skipped: it needs a new refresh token \(.*connect the sender account again/), skipped: true },
-    ]);
-    expect((await sync(workspaceId, { oa_id: oa.oa_id })).accounts[0]!.error).toContain('must be connected again');
+    // A sync skips an account that is not connected, and says why: of the whole workspace or of the account alone.
+    const skipped = { oa_id: oa.oa_id, created: 0, updated: 0, unchanged: 0, failed: [], error: expect.stringMatching(/^skipped: it needs a new refresh token \(.*connect the sender account again/), skipped: true };
+    expect((await sync(workspaceId)).accounts).toEqual([skipped]);
+    expect((await sync(workspaceId, { oa_id: oa.oa_id })).accounts).toEqual([skipped]);
+  });
+
+  it('a sync of the workspace skips a disconnected account without asking the platform, and syncs it again once reconnected', async () => {
+    const oa = oaOf(7);
+    const [first] = idsOf(7);
+    const workspaceId = await workspaceWith(oa);
+    expect((await sync(workspaceId)).accounts[0]).toMatchObject({ created: 2, error: null });
+    await ok(gateway.admin('POST', `/workspaces/${workspaceId}/sender-accounts/${oa.oa_id}/disconnect`));
+    const before = await rows(workspaceId);
+    sim.control.updateTemplate(first, { status: 'DISABLE' });
+    try {
+      const requestsBefore = sim.control.stats().requests.total;
+      expect((await sync(workspaceId)).accounts).toEqual([{ oa_id: oa.oa_id, created: 0, updated: 0, unchanged: 0, failed: [], error: 'skipped: it is disconnected', skipped: true }]);
+      expect(sim.control.stats().requests.total).toBe(requestsBefore);
+      expect(await rows(workspaceId)).toEqual(before);
+      // Asked for by id too, though this process still holds a valid access token of the account.
+      expect((await sync(workspaceId, { oa_id: oa.oa_id })).accounts).toEqual([{ oa_id: oa.oa_id, created: 0, updated: 0, unchanged: 0, failed: [], error: 'skipped: it is disconnected', skipped: true }]);
+      expect(sim.control.stats().requests.total).toBe(requestsBefore);
+      expect(await rows(workspaceId)).toEqual(before);
+
+      expect((await ok(gateway.admin('POST', `/workspaces/${workspaceId}/sender-accounts/${oa.oa_id}/reconnect`))).status).toBe('connected');
+      expect((await sync(workspaceId)).accounts).toEqual([{ oa_id: oa.oa_id, created: 0, updated: 1, unchanged: 1, failed: [], error: null, skipped: false }]);
+      expect((await templates(workspaceId))[first].status).toBe('DISABLE');
+    } finally {
+      sim.control.updateTemplate(first, { status: 'ENABLE' });
+    }
   });
 
   it('the periodic task syncs every workspace with a connected sender account', async () => {
     const { runtime } = gateway;
     // Earlier tests changed the simulator back; every connected account of every workspace is visited.
     const task = templateSyncTask(runtime, 60_000);
-    expect(task).toMatchObject({ name: 'template-sync', intervalMs: 60_000 });
+    expect(task).toMatchObject({ name: 'template_sync', intervalMs: 60_000 });
     const demoWorkspace = (await runtime.store.db.selectFrom('sender_accounts').select('workspace_id').where('oa_id', '=', DEMO_OA).executeTakeFirstOrThrow()).workspace_id;
     await runtime.store.db.updateTable('templates').set({ name: 'stale' }).where('template_id', '=', '250003').execute();
-    await task.run();
+    // Each platform call of the round is reported as progress (the worker's stall check counts on it).
+    let steps = 0;
+    await task.run(() => (steps += 1));
     expect((await templates(demoWorkspace))['250003'].name).toBe('Appointment reminder');
+    // At least the list and the info of each of the demo account's three templates.
+    expect(steps).toBeGreaterThanOrEqual(4);
     // Same answer through the service directly: everything is now up to date.
     const again = await syncTemplates({ ctx: runtime.contextFor({ kind: 'operator' }), input: { workspaceId: demoWorkspace } });
     expect(again).toEqual([{ oaId: DEMO_OA, created: 0, updated: 0, unchanged: 3, failed: [], error: null, skipped: false }]);

@@ -160,24 +160,13 @@ async function requireSenderAccount(ctx: Context<OperatorCaller>, workspaceId: s
   return account;
 }
 
-/**
- * Sets the account's status when it is still what `account` says; `beforeAudit` (the platform
- * check of a reconnect) runs between the change and its audit entry, so a change it undoes is
- * never logged as made.
- */
-async function setStatus(
-  ctx: Context<OperatorCaller>,
-  account: SenderAccountRow,
-  to: SenderAccountRow['status'],
-  action: string,
-  beforeAudit: (changed: SenderAccountRow) => Promise<void> = async () => undefined,
-): Promise<SenderAccountRow> {
+/** Sets the account's status when it is still what `account` says, and audits the change. */
+async function setStatus(ctx: Context<OperatorCaller>, account: SenderAccountRow, to: SenderAccountRow['status'], action: string): Promise<SenderAccountRow> {
   const { workspace_id: workspaceId, oa_id: oaId } = account;
   const changed = await changeSenderAccountStatus(ctx.store.db, { workspaceId, oaId, from: [account.status], to, now: ctx.clock() });
   // Another change came first (a token refresh marking it relogin_required, say): answer the account as it is now.
   if (!changed) return requireSenderAccount(ctx, workspaceId, oaId);
   ctx.parts.catalog.forgetSenderAccount(workspaceId, oaId);
-  await beforeAudit(changed);
   await recordAudit(ctx, { action, workspaceId, target: oaId, before: { status: account.status }, after: { status: changed.status } });
   return requireSenderAccount(ctx, workspaceId, oaId);
 }
@@ -196,10 +185,12 @@ export async function disconnectSenderAccount({ ctx, input }: VerbCall<OperatorC
 /**
  * Lets a disconnected sender account send again with the credentials it has, once the platform
  * accepts them (unless `verify` is false): an access token (refreshed if the stored one is stale)
- * that GET quota accepts. Refused credentials leave the account needing a new refresh token
- * (relogin_required), as dispatch would have found at its first send; a platform that cannot be
- * asked leaves it disconnected. One that already needs a new refresh token is connected again
- * with new credentials instead.
+ * that GET quota accepts. The account stays disconnected while the platform is asked, and is
+ * connected only after it said yes, so no send is accepted or dispatched on credentials it then
+ * refuses. Refused credentials leave the account needing a new refresh token (relogin_required),
+ * as dispatch would have found at its first send; a platform that cannot be asked leaves it
+ * disconnected. One that already needs a new refresh token is connected again with new
+ * credentials instead.
  */
 export async function reconnectSenderAccount({ ctx, input }: VerbCall<OperatorCaller, { workspaceId: string; oaId: string; verify?: boolean }>): Promise<SenderAccountRow> {
   const account = await requireSenderAccount(ctx, input.workspaceId, input.oaId);
@@ -207,35 +198,37 @@ export async function reconnectSenderAccount({ ctx, input }: VerbCall<OperatorCa
   if (account.status === 'relogin_required') {
     throw badRequest(`sender account ${input.oaId} needs a new refresh token: connect it again with new credentials (sender-accounts connect)`);
   }
-  // The platform is asked as the account, which the token manager does for connected accounts only:
-  // connected first, and back to disconnected when the answer is not yes.
-  return setStatus(ctx, account, 'connected', 'sender_account.reconnect', input.verify === false ? undefined : (reconnected) => confirmAccountWorks(ctx, reconnected));
+  if (input.verify !== false) await confirmStoredCredentials(ctx, account);
+  return setStatus(ctx, account, 'connected', 'sender_account.reconnect');
 }
 
 const STILL_DISCONNECTED = 'The account stays disconnected.';
 
 /**
- * Asks the platform as the just reconnected account (an access token, then GET quota). Any answer
- * but yes puts it back to disconnected, except a refused refresh token: the token manager has then
- * marked it relogin_required, which is what it is.
+ * Asks the platform as the disconnected account (an access token, then GET quota), and throws
+ * unless it says yes. A token refreshed on the way is stored whatever the answer (the refresh
+ * token it replaced is spent); a refused refresh token has then marked the account
+ * relogin_required, which is what it is.
  */
-async function confirmAccountWorks(ctx: Context<OperatorCaller>, account: SenderAccountRow): Promise<void> {
-  const oaId = account.oa_id;
-  const what = `check sender account ${oaId} with the platform`;
-  let failure: unknown;
-  try {
-    const answer = await callAsAccount(ctx.parts.accessTokens, oaId, (token) => ctx.parts.platform.getQuota(token));
-    if (answer.ok) return;
-    failure = refusalOf(answer, 'sender_account_refused', what, `the platform refused sender account ${oaId}`, STILL_DISCONNECTED);
-  } catch (error) {
-    failure = error;
-    if (error instanceof PlatformUnavailableError) failure = platformUnavailable(what, `the platform did not answer (${error.message})`, STILL_DISCONNECTED);
-  }
-  const marked = await findSenderAccount(ctx.store.db, account.workspace_id, oaId);
-  ctx.parts.catalog.forgetSenderAccount(account.workspace_id, oaId);
-  if (failure instanceof ReloginRequiredError && marked?.status === 'relogin_required') {
-    throw new ApiError('sender_account_refused', `the platform refused the stored credentials of sender account ${oaId}: ${failure.reason}`);
-  }
-  await changeSenderAccountStatus(ctx.store.db, { workspaceId: account.workspace_id, oaId, from: ['connected'], to: 'disconnected', now: ctx.clock() });
-  throw failure;
+async function confirmStoredCredentials(ctx: Context<OperatorCaller>, account: SenderAccountRow): Promise<void> {
+  const tokens = ctx.parts.accessTokens;
+  const whileDisconnected = { accessTokenFor: (oaId: string) => tokens.accessTokenWhileDisconnected(oaId), reportRejected: (oaId: string, token: string) => tokens.reportRejected(oaId, token) };
+  const answer = await callAsAccount(whileDisconnected, account.oa_id, (token) => ctx.parts.platform.getQuota(token)).catch((error: unknown) => failedCheck(ctx, account, error));
+  // Another change came first (connected again by someone else): the reconnect answers it as it is.
+  if (answer === null) return;
+  if (!answer.ok) throw refusalOf(answer, 'sender_account_refused', checkOf(account), `the platform refused sender account ${account.oa_id}`, STILL_DISCONNECTED);
+}
+
+const checkOf = (account: SenderAccountRow): string => `check sender account ${account.oa_id} with the platform`;
+
+/** The operator's error for a check the platform did not answer yes to, or null when someone else connected the account meanwhile. */
+async function failedCheck(ctx: Context<OperatorCaller>, account: SenderAccountRow, error: unknown): Promise<null> {
+  if (error instanceof PlatformUnavailableError) throw platformUnavailable(checkOf(account), `the platform did not answer (${error.message})`, STILL_DISCONNECTED);
+  if (!(error instanceof ReloginRequiredError)) throw error;
+  ctx.parts.catalog.forgetSenderAccount(account.workspace_id, account.oa_id);
+  const current = await requireSenderAccount(ctx, account.workspace_id, account.oa_id);
+  if (current.status === 'relogin_required') throw new ApiError('sender_account_refused', `the platform refused the stored credentials of sender account ${account.oa_id}: ${error.reason}`);
+  if (current.status === 'connected') return null;
+  // Changed and changed back meanwhile: it was not checked, so it is not connected.
+  throw platformUnavailable(checkOf(account), `the account changed while it was checked (${error.reason})`, STILL_DISCONNECTED);
 }

@@ -36,6 +36,8 @@ export async function checkOverdueDeliveries(
   parts: DeliveryCheckParts,
   tokens: Pick<AccessTokens, 'accessTokenFor'>,
   settings: DeliveryCheckSettings,
+  /** Told after each lookup (the periodic task's progress). */
+  progress?: () => void,
 ): Promise<DeliveryCheckResult> {
   const now = parts.clock();
   const overdue = await findMessagesAwaitingDelivery(parts.store.db, {
@@ -45,7 +47,15 @@ export async function checkOverdueDeliveries(
     limit: settings.batchSize,
   });
   const limit = new Semaphore(LOOKUPS_IN_FLIGHT);
-  const outcomes = await Promise.all(overdue.map((message) => limit.run(() => checkOne(parts, tokens, message))));
+  const outcomes = await Promise.all(
+    overdue.map((message) =>
+      limit.run(async () => {
+        const outcome = await checkOne(parts, tokens, message);
+        progress?.();
+        return outcome;
+      }),
+    ),
+  );
   const delivered = outcomes.filter((outcome) => outcome === 'delivered').length;
   // Every message asked about waits afterMs before it is asked again, whatever the answer was.
   await markStatusChecked(parts.store.db, overdue.filter((_message, index) => outcomes[index] !== 'delivered').map((message) => message.id), parts.clock());
