@@ -12,7 +12,8 @@ import { presentBalanceChange, presentWallet, presentWorkspace, presentWorkspace
 import { runBackupCommand } from './backup-command.ts';
 import { changeApiKey, createApiKey, listApiKeys } from '../services/admin/api-keys.ts';
 import { connectSenderAccount, disconnectSenderAccount, listSenderAccounts, reconnectSenderAccount, type ConnectSenderAccountInput } from '../services/admin/sender-accounts.ts';
-import { runMasterKeyRotation } from '../services/admin/rotate-master-key.ts';
+import { reEncryptStoredSecrets, runMasterKeyFileStep } from '../services/admin/rotate-master-key.ts';
+import { presentMasterKeyRotation } from '../http/presenters/master-key-rotation.ts';
 import { listWorkspaceTemplates, registerTemplate, type RegisterTemplateInput } from '../services/admin/templates.ts';
 import { findMessageAnywhere, readWorkspaceQuota, searchMessages } from '../services/admin/support.ts';
 import { adjustWallet, readWallet, topUp } from '../services/admin/wallets.ts';
@@ -81,8 +82,9 @@ export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
   users list WORKSPACE_ID
   rotate-master-key [--generate-key | --forget-previous]
               (re-encrypts every stored secret under TMS_MASTER_KEY, reading it under TMS_MASTER_KEY_PREVIOUS
-              too; safe to repeat. Embedded key in secrets.json: --generate-key stages a new one first,
-              --forget-previous drops the old one last. See the README, Rotating the master key)
+              too; safe to repeat; also POST /admin/v1/master-key/rotation. Embedded key in secrets.json:
+              --generate-key stages a new one first, --forget-previous drops the old one last (these two
+              only here). See the README, Rotating the master key)
   operators create --name NAME                (a named operator token, shown once; TMS_ADMIN_TOKEN stays the bootstrap)
   operators list | revoke TOKEN_ID
   audit [--workspace ID] [--limit N] [--offset N]
@@ -91,7 +93,8 @@ export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
               (the workspace's activity log: changes made in the console or by the operator, newest first)
   backup FILE [--force]
               (SQLite: a consistent copy of the database while the service runs, mode 0600; an existing
-              FILE is refused unless --force. PostgreSQL: use pg_dump or PITR, see docs/operations.md)`;
+              FILE is refused unless --force; GET /admin/v1/backup streams the same copy.
+              PostgreSQL: use pg_dump or PITR, see docs/operations.md)`;
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -399,8 +402,13 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
       return presentInvitation(await inviteConsoleUser({ ctx, input }));
     }
     // `rotate-master-key` has no verb: its steps are flags.
-    case 'rotate-master-key ':
-      return runMasterKeyRotation({ ctx, input: { generateKey: values['generate-key'] === true, forgetPrevious: values['forget-previous'] === true } });
+    case 'rotate-master-key ': {
+      const generateKey = values['generate-key'] === true;
+      const forgetPrevious = values['forget-previous'] === true;
+      if (generateKey && forgetPrevious) throw badRequest('--generate-key and --forget-previous are separate steps: give one at a time');
+      if (generateKey || forgetPrevious) return runMasterKeyFileStep({ ctx, input: { step: generateKey ? 'generate-key' : 'forget-previous' } });
+      return presentMasterKeyRotation(await reEncryptStoredSecrets({ ctx, input: {} }));
+    }
     case 'users list':
       return presentTeamForOperator(await listTeam({ ctx, input: { workspaceId: positional(args, 0, 'workspace id') } }));
     // `backup FILE` has no verb: the file takes its place.
