@@ -14,6 +14,7 @@ import { changeApiKey, createApiKey, listApiKeys } from '../services/admin/api-k
 import { connectSenderAccount, disconnectSenderAccount, listSenderAccounts, reconnectSenderAccount, type ConnectSenderAccountInput } from '../services/admin/sender-accounts.ts';
 import { reEncryptStoredSecrets, runMasterKeyFileStep } from '../services/admin/rotate-master-key.ts';
 import { presentMasterKeyRotation } from '../http/presenters/master-key-rotation.ts';
+import { MAX_INT32 } from '../lib/limits.ts';
 import { listWorkspaceTemplates, registerTemplate, type RegisterTemplateInput } from '../services/admin/templates.ts';
 import { findMessageAnywhere, readWorkspaceQuota, searchMessages } from '../services/admin/support.ts';
 import { adjustWallet, readWallet, topUp } from '../services/admin/wallets.ts';
@@ -35,6 +36,7 @@ export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
 
   workspaces create --name NAME [--message-cap N]
   workspaces list | show ID | suspend ID | resume ID
+              (list: newest first, [--limit N] [--offset N])
   workspaces set-cap ID (N | none)
   workspaces purge-personal-data WORKSPACE_ID [--phone PHONE] [--before TIME]
               (erases phones and template data of its finished messages now: a data subject's request
@@ -43,11 +45,13 @@ export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
   wallet credit WORKSPACE_ID AMOUNT_VND --reason TEXT
   wallet debit WORKSPACE_ID AMOUNT_VND --reason TEXT
               (a correction, with its reason in the ledger; a debit never takes the balance below 0)
-  wallet show WORKSPACE_ID [--limit N]
+  wallet show WORKSPACE_ID [--limit N] [--offset N]
   keys create WORKSPACE_ID --scopes messages:send,messages:read,templates:read [--name NAME]
               [--webhook-url URL] [--rate-limit PER_SECOND]
   keys list WORKSPACE_ID | revoke KEY_ID
   keys set-webhook KEY_ID (URL | none)
+  keys set-rate-limit KEY_ID (PER_SECOND | none)
+              (requests per second for this key; none: the gateway's TMS_RATE_LIMIT_PER_SECOND)
   sender-accounts connect WORKSPACE_ID --oa-id ID --name NAME --daily-quota N --app-id ID
               --secrets-file FILE [--default-mode plain|hashphone] [--rsa-public-key-file FILE]
               [--no-verify]
@@ -72,7 +76,7 @@ export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
               (newest first; every workspace unless --workspace)
   quota WORKSPACE_ID [--oa-id ID]             (today's quota per sender account, as the workspace sees it)
   webhooks list [--workspace ID] [--status pending|delivered|failed|cancelled] [--since TIME]
-              [--until TIME] [--limit N]        (delivery-report webhooks, newest first)
+              [--until TIME] [--limit N] [--offset N]   (delivery-report webhooks, newest first)
   webhooks show DELIVERY_ID                   (the body sent and the attempt log)
   webhooks redeliver DELIVERY_ID              (again, to the key's current URL)
   webhooks redeliver-failed --since TIME [--workspace ID]
@@ -137,6 +141,15 @@ type Values = Partial<Record<keyof typeof OPTIONS, string | boolean>>;
 function wholeNumber(text: string | undefined, what: string): number {
   if (text === undefined || !/^\d+$/.test(text)) throw badRequest(`${what} must be a whole number`);
   return Number(text);
+}
+
+/** --limit (1 to `maxLimit`) and --offset, as the HTTP lists take them; absent ones are left to the verb. */
+function paging(values: Values, maxLimit: number): { limit?: number; offset?: number } {
+  const limit = values.limit === undefined ? undefined : wholeNumber(optional(values, 'limit'), '--limit');
+  const offset = values.offset === undefined ? undefined : wholeNumber(optional(values, 'offset'), '--offset');
+  if (limit !== undefined && (limit < 1 || limit > maxLimit)) throw badRequest(`--limit must be 1 to ${maxLimit}`);
+  if (offset !== undefined && offset > MAX_INT32) throw badRequest(`--offset must be at most ${MAX_INT32}`);
+  return { limit, offset };
 }
 
 function required(values: Values, name: keyof typeof OPTIONS): string {
@@ -242,21 +255,11 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
   const [resource, verb, ...args] = positionals;
   // `activity WORKSPACE_ID` has no verb: the log is all there is to do with it.
   if (resource === 'activity') {
-    const input = {
-      workspaceId: positional(positionals, 1, 'workspace id'),
-      limit: values.limit ? wholeNumber(optional(values, 'limit'), '--limit') : undefined,
-      offset: values.offset ? wholeNumber(optional(values, 'offset'), '--offset') : undefined,
-    };
-    if (input.limit !== undefined && (input.limit < 1 || input.limit > 200)) throw badRequest('--limit must be 1 to 200');
+    const input = { workspaceId: positional(positionals, 1, 'workspace id'), ...paging(values, 200) };
     return presentActivityForOperator(await readWorkspaceActivity({ ctx, input }));
   }
   if (resource === 'audit') {
-    const input = {
-      workspaceId: optional(values, 'workspace'),
-      limit: values.limit ? wholeNumber(optional(values, 'limit'), '--limit') : undefined,
-      offset: values.offset ? wholeNumber(optional(values, 'offset'), '--offset') : undefined,
-    };
-    if (input.limit !== undefined && (input.limit < 1 || input.limit > 500)) throw badRequest('--limit must be 1 to 500');
+    const input = { workspaceId: optional(values, 'workspace'), ...paging(values, 500) };
     return presentAuditPage(await listOperatorAudit({ ctx, input }));
   }
   // `quota WORKSPACE_ID` has no verb either: reading it is all there is.
@@ -274,7 +277,7 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
       return presentWorkspace(await createWorkspace({ ctx, input }));
     }
     case 'workspaces list':
-      return presentWorkspaceList(await listWorkspaces({ ctx, input: { limit: values.limit ? wholeNumber(values.limit, '--limit') : undefined } }));
+      return presentWorkspaceList(await listWorkspaces({ ctx, input: paging(values, 500) }));
     case 'workspaces show':
       return presentWorkspace(await getWorkspace({ ctx, input: { id: positional(args, 0, 'workspace id') } }));
     case 'workspaces suspend':
@@ -305,7 +308,7 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
       return presentBalanceChange(await adjustWallet({ ctx, input }));
     }
     case 'wallet show': {
-      const input = { workspaceId: positional(args, 0, 'workspace id'), limit: values.limit ? wholeNumber(values.limit, '--limit') : undefined };
+      const input = { workspaceId: positional(args, 0, 'workspace id'), ...paging(values, 500) };
       return presentWallet(await readWallet({ ctx, input }));
     }
     case 'keys create': {
@@ -325,6 +328,11 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
     case 'keys set-webhook': {
       const url = positional(args, 1, 'webhook URL (or none)');
       return presentApiKey(await changeApiKey({ ctx, input: { id: positional(args, 0, 'key id'), webhook_url: url === 'none' ? null : url } }));
+    }
+    case 'keys set-rate-limit': {
+      const limit = positional(args, 1, 'rate limit (requests per second, or none)');
+      const input = { id: positional(args, 0, 'key id'), rate_limit_per_second: limit === 'none' ? null : wholeNumber(limit, 'rate limit') };
+      return presentApiKey(await changeApiKey({ ctx, input }));
     }
     case 'sender-accounts connect': {
       const mode = values['default-mode'] ?? 'plain';
@@ -385,7 +393,7 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
         status: optional(values, 'status'),
         since: optional(values, 'since'),
         until: optional(values, 'until'),
-        limit: values.limit ? wholeNumber(values.limit, '--limit') : undefined,
+        ...paging(values, 500),
       };
       return presentDeliveryList(await listWebhookDeliveries({ ctx, input }));
     }
