@@ -49,6 +49,7 @@ export const TMS_ERROR_TYPES = [
   'last_owner',
   'template_taken',
   'webhook_delivery_pending',
+  'master_key_rotation_incomplete',
   'webhook_delivery_not_redeliverable',
   'payload_too_large',
   'uri_too_long',

@@ -12,7 +12,9 @@ import { presentBalanceChange, presentWallet, presentWorkspace, presentWorkspace
 import { runBackupCommand } from './backup-command.ts';
 import { changeApiKey, createApiKey, listApiKeys } from '../services/admin/api-keys.ts';
 import { connectSenderAccount, disconnectSenderAccount, listSenderAccounts, reconnectSenderAccount, type ConnectSenderAccountInput } from '../services/admin/sender-accounts.ts';
-import { runMasterKeyRotation } from '../services/admin/rotate-master-key.ts';
+import { reEncryptStoredSecrets, runMasterKeyFileStep } from '../services/admin/rotate-master-key.ts';
+import { presentMasterKeyRotation } from '../http/presenters/master-key-rotation.ts';
+import { MAX_INT32 } from '../lib/limits.ts';
 import { listWorkspaceTemplates, registerTemplate, type RegisterTemplateInput } from '../services/admin/templates.ts';
 import { findMessageAnywhere, readWorkspaceQuota, searchMessages } from '../services/admin/support.ts';
 import { adjustWallet, readWallet, topUp } from '../services/admin/wallets.ts';
@@ -35,6 +37,7 @@ export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
 
   workspaces create --name NAME [--message-cap N]
   workspaces list | show ID | suspend ID | resume ID
+              (list: newest first, [--limit N] [--offset N])
   workspaces set-cap ID (N | none)
   workspaces purge-personal-data WORKSPACE_ID [--phone PHONE] [--before TIME]
               (erases phones and template data of its finished messages now: a data subject's request
@@ -43,11 +46,13 @@ export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
   wallet credit WORKSPACE_ID AMOUNT_VND --reason TEXT
   wallet debit WORKSPACE_ID AMOUNT_VND --reason TEXT
               (a correction, with its reason in the ledger; a debit never takes the balance below 0)
-  wallet show WORKSPACE_ID [--limit N]
+  wallet show WORKSPACE_ID [--limit N] [--offset N]
   keys create WORKSPACE_ID --scopes messages:send,messages:read,templates:read [--name NAME]
               [--webhook-url URL] [--rate-limit PER_SECOND]
   keys list WORKSPACE_ID | revoke KEY_ID
   keys set-webhook KEY_ID (URL | none)
+  keys set-rate-limit KEY_ID (PER_SECOND | none)
+              (requests per second for this key; none: the gateway's TMS_RATE_LIMIT_PER_SECOND)
   sender-accounts connect WORKSPACE_ID --oa-id ID --name NAME --daily-quota N --app-id ID
               (--secrets-file FILE | --secrets-env) [--default-mode plain|hashphone]
               [--rsa-public-key-file FILE] [--no-verify]
@@ -73,7 +78,7 @@ export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
               (newest first; every workspace unless --workspace)
   quota WORKSPACE_ID [--oa-id ID]             (today's quota per sender account, as the workspace sees it)
   webhooks list [--workspace ID] [--status pending|delivered|failed|cancelled] [--since TIME]
-              [--until TIME] [--limit N]        (delivery-report webhooks, newest first)
+              [--until TIME] [--limit N] [--offset N]   (delivery-report webhooks, newest first)
   webhooks show DELIVERY_ID                   (the body sent and the attempt log)
   webhooks redeliver DELIVERY_ID              (again, to the key's current URL)
   webhooks redeliver-failed --since TIME [--workspace ID]
@@ -83,8 +88,9 @@ export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
   users list WORKSPACE_ID
   rotate-master-key [--generate-key | --forget-previous]
               (re-encrypts every stored secret under TMS_MASTER_KEY, reading it under TMS_MASTER_KEY_PREVIOUS
-              too; safe to repeat. Embedded key in secrets.json: --generate-key stages a new one first,
-              --forget-previous drops the old one last. See the README, Rotating the master key)
+              too; safe to repeat; also POST /admin/v1/master-key/rotation. Embedded key in secrets.json:
+              --generate-key stages a new one first, --forget-previous drops the old one last (these two
+              only here). See the README, Rotating the master key)
   operators create --name NAME                (a named operator token, shown once; TMS_ADMIN_TOKEN stays the bootstrap)
   operators list | revoke TOKEN_ID
   audit [--workspace ID] [--limit N] [--offset N]
@@ -93,7 +99,8 @@ export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
               (the workspace's activity log: changes made in the console or by the operator, newest first)
   backup FILE [--force]
               (SQLite: a consistent copy of the database while the service runs, mode 0600; an existing
-              FILE is refused unless --force. PostgreSQL: use pg_dump or PITR, see docs/operations.md)`;
+              FILE is refused unless --force; GET /admin/v1/backup streams the same copy.
+              PostgreSQL: use pg_dump or PITR, see docs/operations.md)`;
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -137,6 +144,15 @@ type Values = Partial<Record<keyof typeof OPTIONS, string | boolean>>;
 function wholeNumber(text: string | undefined, what: string): number {
   if (text === undefined || !/^\d+$/.test(text)) throw badRequest(`${what} must be a whole number`);
   return Number(text);
+}
+
+/** --limit (1 to `maxLimit`) and --offset, as the HTTP lists take them; absent ones are left to the verb. */
+function paging(values: Values, maxLimit: number): { limit?: number; offset?: number } {
+  const limit = values.limit === undefined ? undefined : wholeNumber(optional(values, 'limit'), '--limit');
+  const offset = values.offset === undefined ? undefined : wholeNumber(optional(values, 'offset'), '--offset');
+  if (limit !== undefined && (limit < 1 || limit > maxLimit)) throw badRequest(`--limit must be 1 to ${maxLimit}`);
+  if (offset !== undefined && offset > MAX_INT32) throw badRequest(`--offset must be at most ${MAX_INT32}`);
+  return { limit, offset };
 }
 
 function required(values: Values, name: keyof typeof OPTIONS): string {
@@ -257,21 +273,11 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
   const [resource, verb, ...args] = positionals;
   // `activity WORKSPACE_ID` has no verb: the log is all there is to do with it.
   if (resource === 'activity') {
-    const input = {
-      workspaceId: positional(positionals, 1, 'workspace id'),
-      limit: values.limit ? wholeNumber(optional(values, 'limit'), '--limit') : undefined,
-      offset: values.offset ? wholeNumber(optional(values, 'offset'), '--offset') : undefined,
-    };
-    if (input.limit !== undefined && (input.limit < 1 || input.limit > 200)) throw badRequest('--limit must be 1 to 200');
+    const input = { workspaceId: positional(positionals, 1, 'workspace id'), ...paging(values, 200) };
     return presentActivityForOperator(await readWorkspaceActivity({ ctx, input }));
   }
   if (resource === 'audit') {
-    const input = {
-      workspaceId: optional(values, 'workspace'),
-      limit: values.limit ? wholeNumber(optional(values, 'limit'), '--limit') : undefined,
-      offset: values.offset ? wholeNumber(optional(values, 'offset'), '--offset') : undefined,
-    };
-    if (input.limit !== undefined && (input.limit < 1 || input.limit > 500)) throw badRequest('--limit must be 1 to 500');
+    const input = { workspaceId: optional(values, 'workspace'), ...paging(values, 500) };
     return presentAuditPage(await listOperatorAudit({ ctx, input }));
   }
   // `quota WORKSPACE_ID` has no verb either: reading it is all there is.
@@ -289,7 +295,7 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
       return presentWorkspace(await createWorkspace({ ctx, input }));
     }
     case 'workspaces list':
-      return presentWorkspaceList(await listWorkspaces({ ctx, input: { limit: values.limit ? wholeNumber(values.limit, '--limit') : undefined } }));
+      return presentWorkspaceList(await listWorkspaces({ ctx, input: paging(values, 500) }));
     case 'workspaces show':
       return presentWorkspace(await getWorkspace({ ctx, input: { id: positional(args, 0, 'workspace id') } }));
     case 'workspaces suspend':
@@ -320,7 +326,7 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
       return presentBalanceChange(await adjustWallet({ ctx, input }));
     }
     case 'wallet show': {
-      const input = { workspaceId: positional(args, 0, 'workspace id'), limit: values.limit ? wholeNumber(values.limit, '--limit') : undefined };
+      const input = { workspaceId: positional(args, 0, 'workspace id'), ...paging(values, 500) };
       return presentWallet(await readWallet({ ctx, input }));
     }
     case 'keys create': {
@@ -340,6 +346,11 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
     case 'keys set-webhook': {
       const url = positional(args, 1, 'webhook URL (or none)');
       return presentApiKey(await changeApiKey({ ctx, input: { id: positional(args, 0, 'key id'), webhook_url: url === 'none' ? null : url } }));
+    }
+    case 'keys set-rate-limit': {
+      const limit = positional(args, 1, 'rate limit (requests per second, or none)');
+      const input = { id: positional(args, 0, 'key id'), rate_limit_per_second: limit === 'none' ? null : wholeNumber(limit, 'rate limit') };
+      return presentApiKey(await changeApiKey({ ctx, input }));
     }
     case 'sender-accounts connect': {
       const mode = values['default-mode'] ?? 'plain';
@@ -400,7 +411,7 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
         status: optional(values, 'status'),
         since: optional(values, 'since'),
         until: optional(values, 'until'),
-        limit: values.limit ? wholeNumber(values.limit, '--limit') : undefined,
+        ...paging(values, 500),
       };
       return presentDeliveryList(await listWebhookDeliveries({ ctx, input }));
     }
@@ -417,8 +428,13 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
       return presentInvitation(await inviteConsoleUser({ ctx, input }));
     }
     // `rotate-master-key` has no verb: its steps are flags.
-    case 'rotate-master-key ':
-      return runMasterKeyRotation({ ctx, input: { generateKey: values['generate-key'] === true, forgetPrevious: values['forget-previous'] === true } });
+    case 'rotate-master-key ': {
+      const generateKey = values['generate-key'] === true;
+      const forgetPrevious = values['forget-previous'] === true;
+      if (generateKey && forgetPrevious) throw badRequest('--generate-key and --forget-previous are separate steps: give one at a time');
+      if (generateKey || forgetPrevious) return runMasterKeyFileStep({ ctx, input: { step: generateKey ? 'generate-key' : 'forget-previous' } });
+      return presentMasterKeyRotation(await reEncryptStoredSecrets({ ctx, input: {} }));
+    }
     case 'users list':
       return presentTeamForOperator(await listTeam({ ctx, input: { workspaceId: positional(args, 0, 'workspace id') } }));
     // `backup FILE` has no verb: the file takes its place.

@@ -17,6 +17,8 @@ import type { App, RouteDependencies } from './route-support.ts';
 import { registerConsole } from './console/register.ts';
 import { registerAdminApiKeys } from './routes/admin/api-keys.ts';
 import { registerAdminCatalog } from './routes/admin/catalog.ts';
+import { registerAdminDatabaseBackup } from './routes/admin/database-backup.ts';
+import { registerAdminMasterKey } from './routes/admin/master-key.ts';
 import { registerAdminUsers } from './routes/admin/users.ts';
 import { registerAdminPersonalData } from './routes/admin/personal-data.ts';
 import { registerAdminWebhookDeliveries } from './routes/admin/webhook-deliveries.ts';
@@ -117,6 +119,8 @@ export async function buildApp(parts: AppParts): Promise<App> {
     registerAdminOperators(scoped, route);
     registerAdminUsers(scoped, route);
     registerAdminPersonalData(scoped, route);
+    registerAdminDatabaseBackup(scoped, route);
+    registerAdminMasterKey(scoped, route);
   });
   return app;
 }

@@ -8,6 +8,9 @@
 /** PostgreSQL `integer` columns (template_type, rate limits) and paging offsets. */
 export const MAX_INT32 = 2_147_483_647;
 
+/** The highest rate limit an API key may be given, requests per second. */
+export const MAX_RATE_LIMIT_PER_SECOND = 1_000_000;
+
 /**
  * Counts kept in `bigint` columns (message caps, daily quotas): the largest integer a JavaScript
  * number holds exactly, 2^53 − 1.

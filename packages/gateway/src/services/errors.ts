@@ -226,6 +226,12 @@ export const ERROR_CATALOGUE = {
     meaning: 'The delivery report is still pending: it will be attempted on its own.',
     action: 'Wait for its next attempt, or read its attempt log.',
   },
+  master_key_rotation_incomplete: {
+    status: 409,
+    meaning:
+      'Operator API: a master key rotation re-encrypted what it could, but stored secrets are still not under the current master key: ones the process cannot read under either of its keys (the message names each, and why), or ones that changed while it ran.',
+    action: 'Keep TMS_MASTER_KEY_PREVIOUS. Run the rotation again; for unreadable secrets, give the process the key they name, or replace them (see the README, Rotating the master key).',
+  },
   webhook_delivery_not_redeliverable: {
     status: 409,
     meaning: 'The delivery report cannot be redelivered: its API key is revoked or has no webhook URL.',

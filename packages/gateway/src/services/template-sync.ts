@@ -41,6 +41,7 @@ import {
   markTemplatesSynced,
 } from '../store/template-sync.ts';
 import { findWorkspace } from '../store/workspaces.ts';
+import { recordAudit } from './audit.ts';
 import type { Context, OperatorCaller, TaskCaller, VerbCall } from './context.ts';
 import { ApiError } from './errors.ts';
 import { ReloginRequiredError } from '../caches/access-tokens.ts';
@@ -174,12 +175,38 @@ async function requireWorkspace(ctx: Context<SyncCaller>, workspaceId: string): 
 }
 
 /**
+ * The operator's sync of a workspace's templates (`tms admin templates sync`, POST
+ * /admin/v1/workspaces/:id/templates/sync): syncWorkspace, then an audit entry with what each
+ * sender account's sync did.
+ */
+export async function syncTemplates({ ctx, input }: VerbCall<OperatorCaller, { workspaceId: string; oaId?: string }>): Promise<TemplateSyncSummary[]> {
+  const summaries = await syncWorkspace(ctx, input);
+  await recordAudit(ctx, {
+    action: 'template.sync',
+    workspaceId: input.workspaceId,
+    target: input.oaId ?? null,
+    before: null,
+    after: {
+      accounts: summaries.map((summary) => ({
+        oa_id: summary.oaId,
+        created: summary.created,
+        updated: summary.updated,
+        unchanged: summary.unchanged,
+        failed: summary.failed.length,
+        error: summary.error,
+      })),
+    },
+  });
+  return summaries;
+}
+
+/**
  * Syncs the templates of the workspace's connected sender accounts, or of the one given. One
  * summary per account: one that is not connected is reported as skipped, with its status, rather
  * than left out unseen. The status is the row's, never a token this process still holds for the
  * account: a disconnected account is not synced, whoever asks.
  */
-export async function syncTemplates({ ctx, input }: VerbCall<SyncCaller, { workspaceId: string; oaId?: string; progress?: SyncProgress }>): Promise<TemplateSyncSummary[]> {
+async function syncWorkspace(ctx: Context<SyncCaller>, input: { workspaceId: string; oaId?: string; progress?: SyncProgress }): Promise<TemplateSyncSummary[]> {
   const { workspaceId, oaId } = input;
   await requireWorkspace(ctx, workspaceId);
   const accounts = await listSenderAccounts(ctx.store.db, workspaceId, oaId);
@@ -329,7 +356,7 @@ export async function syncAllWorkspaces({ ctx, input }: VerbCall<TaskCaller, { p
   const results: WorkspaceTemplateSync[] = [];
   for (const workspaceId of await listWorkspacesWithConnectedAccounts(ctx.store.db)) {
     try {
-      results.push({ workspaceId, accounts: await syncTemplates({ ctx, input: { workspaceId, progress: input.progress } }) });
+      results.push({ workspaceId, accounts: await syncWorkspace(ctx, { workspaceId, progress: input.progress }) });
     } catch (error) {
       ctx.log.error({ err: error, workspaceId }, 'template sync of a workspace failed');
     }

@@ -13,9 +13,14 @@
  * The copy is made in a hidden file beside the target, created with mode 0600 before anything is
  * written to it (it holds secrets' ciphertexts and personal data), synced, and only then given the
  * target's name: an interrupted backup never leaves a truncated file under the name asked for.
+ *
+ * That one step holds its thread until the copy is done, so it runs on a thread of its own
+ * (sqlite-backup-thread.ts): on a serving process's event loop it would stall every request for
+ * as long as the copy takes.
  */
 import { closeSync, constants, fsyncSync, linkSync, openSync, renameSync, rmSync, statSync, chmodSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import { spawnModuleThread } from '../lib/module-thread.ts';
 import { openSqliteDatabase, type SqliteConnection } from './sqlite-driver.ts';
 
 /** Pages per backup step: everything at once (better-sqlite3 caps a step at 2^31 - 1 pages). */
@@ -130,7 +135,7 @@ function publish(partial: string, target: string, overwrite: boolean): void {
   rmSync(partial);
 }
 
-/** Copies the live database `source` to `target`, consistently, while other processes write to it. */
+/** Copies the live database `source` to `target`, consistently, while other processes write to it (on the caller's thread). */
 export async function backupSqliteDatabase(request: SqliteBackupRequest): Promise<SqliteBackupResult> {
   const source = resolve(request.source);
   const target = resolve(request.target);
@@ -158,4 +163,53 @@ export async function backupSqliteDatabase(request: SqliteBackupRequest): Promis
   } finally {
     live.close();
   }
+}
+
+/** A failure of the backup thread as it crosses to the caller: errors lose their class on the way. */
+export type BackupFailure =
+  | { kind: 'target_exists'; target: string }
+  | { kind: 'live_database'; target: string }
+  | { kind: 'directory_missing'; directory: string }
+  | { kind: 'other'; message: string };
+
+export type FromBackupThread = { kind: 'done'; result: SqliteBackupResult } | { kind: 'failed'; failure: BackupFailure };
+
+export function describeBackupFailure(error: unknown): BackupFailure {
+  if (error instanceof BackupTargetExistsError) return { kind: 'target_exists', target: error.target };
+  if (error instanceof BackupTargetIsLiveDatabaseError) return { kind: 'live_database', target: error.target };
+  if (error instanceof BackupDirectoryMissingError) return { kind: 'directory_missing', directory: error.directory };
+  return { kind: 'other', message: error instanceof Error ? error.message : String(error) };
+}
+
+function errorOf(failure: BackupFailure): Error {
+  switch (failure.kind) {
+    case 'target_exists':
+      return new BackupTargetExistsError(failure.target);
+    case 'live_database':
+      return new BackupTargetIsLiveDatabaseError(failure.target);
+    case 'directory_missing':
+      return new BackupDirectoryMissingError(failure.directory);
+    default:
+      return new Error(failure.message);
+  }
+}
+
+/** backupSqliteDatabase on a thread of its own, so the caller's event loop goes on serving meanwhile. */
+export function backupSqliteDatabaseOffThread(request: SqliteBackupRequest): Promise<SqliteBackupResult> {
+  return new Promise((resolvePromise, reject) => {
+    const thread = spawnModuleThread(import.meta.url, 'sqlite-backup-thread', request);
+    let answered = false;
+    thread.once('message', (message: FromBackupThread) => {
+      answered = true;
+      if (message.kind === 'done') resolvePromise(message.result);
+      else reject(errorOf(message.failure));
+    });
+    thread.once('error', (error) => {
+      answered = true;
+      reject(error);
+    });
+    thread.once('exit', (code) => {
+      if (!answered) reject(new Error(`the backup thread ended (exit code ${code}) without finishing the copy`));
+    });
+  });
 }

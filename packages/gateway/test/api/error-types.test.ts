@@ -241,6 +241,7 @@ const PROVOKED_ELSEWHERE: Partial<Record<ErrorType, string>> = {
   console_user_taken: 'needs a console session or an invitation: test/console/team.test.ts',
   last_owner: 'needs a console session: test/console/team.test.ts',
   webhook_delivery_not_redeliverable: 'needs a failed delivery report of a revoked key: test/webhooks/operator.test.ts',
+  master_key_rotation_incomplete: 'needs a stored secret under neither of the master keys: test/operator/master-key-rotation.test.ts',
   request_timeout: "Node's request timeout is minutes long; the answer is the same raw envelope as headers_too_large",
   internal_error: 'only an unexpected failure inside the gateway produces it',
   sender_account_refused: 'needs a platform that refuses the credentials: test/operator/platform-checks.test.ts',

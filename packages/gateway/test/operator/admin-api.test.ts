@@ -3,8 +3,10 @@
  * Runs on SQLite always and on PostgreSQL when TMS_TEST_DATABASE_URL is set.
  */
 import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decryptSecret, sha256Hex } from '../../src/lib/crypto.ts';
+import type { Database } from '../../src/store/schema.ts';
 import { STORE_KINDS, VALID_DATA, httpRequest, seedWorkspace, startTestGateway, type TestGateway } from '../harness.ts';
 import { expectError } from '../api/helpers.ts';
 
@@ -46,6 +48,56 @@ function senderAccountBody(overrides: Record<string, unknown> = {}) {
   };
 }
 
+/** An /admin/v1 operation as the operator reference documents it, ready to call. */
+interface OperatorRoute {
+  /** Method and path as documented: `GET /admin/v1/workspaces/{id}`. */
+  name: string;
+  method: string;
+  /** The path with its documented example values. */
+  path: string;
+  /** The first documented request example, if the operation takes a body. */
+  body?: unknown;
+}
+
+interface DocumentedOperation {
+  parameters?: { name?: string; in?: string; example?: unknown }[];
+  requestBody?: { content: Record<string, { examples?: Record<string, { value: unknown }> }> };
+}
+
+/**
+ * Every /admin/v1 operation the app registered, from its own operator reference (generated from
+ * the registered routes), so a route added later is checked without anyone listing it here. The
+ * reference itself (/admin/v1/openapi.json) is not among them: docs-and-health.test.ts checks its guard.
+ */
+async function registeredOperatorRoutes(gateway: TestGateway): Promise<OperatorRoute[]> {
+  const document = (await gateway.admin('GET', '/openapi.json')).body as { paths: Record<string, Record<string, DocumentedOperation>> };
+  return Object.entries(document.paths)
+    .filter(([path]) => path.startsWith('/admin/v1/'))
+    .flatMap(([path, item]) =>
+      Object.entries(item).map(([method, operation]) => {
+        const example = (name: string) => operation.parameters?.find((parameter) => parameter.in === 'path' && parameter.name === name)?.example;
+        const examples = Object.values(operation.requestBody?.content['application/json']?.examples ?? {});
+        return {
+          name: `${method.toUpperCase()} ${path}`,
+          method: method.toUpperCase(),
+          path: path.replace(/\{(\w+)\}/g, (_whole, name: string) => encodeURIComponent(String(example(name) ?? `x_${name}`))),
+          body: examples[0]?.value,
+        };
+      }),
+    );
+}
+
+/** Every row of every table, and the names in the data directory: what a refused request must leave as it was. */
+async function storeAndDataDirectory(gateway: TestGateway): Promise<Record<string, unknown>> {
+  const { db } = gateway.runtime.store;
+  const snapshot: Record<string, unknown> = { dataDirectory: readdirSync(gateway.config.dataDir).sort() };
+  for (const { name } of await db.introspection.getTables()) {
+    const rows = await db.selectFrom(name as keyof Database).selectAll().execute();
+    snapshot[name] = rows.map((row) => JSON.stringify(row)).sort();
+  }
+  return snapshot;
+}
+
 describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
   let gateway: TestGateway;
 
@@ -61,41 +113,55 @@ describe.each(STORE_KINDS)('operator API /admin/v1 (%s)', (kind) => {
   };
 
   describe('operator token', () => {
-    const endpoints: [string, string, unknown?][] = [
-      ['POST', '/workspaces', { name: 'x' }],
-      ['GET', '/workspaces'],
-      ['GET', '/workspaces/ws_x'],
-      ['POST', '/workspaces/ws_x/suspend'],
-      ['POST', '/workspaces/ws_x/resume'],
-      ['PUT', '/workspaces/ws_x/message-cap', { message_cap: 5 }],
-      ['POST', '/workspaces/ws_x/wallet/top-ups', { amount: 100 }],
-      ['POST', '/workspaces/ws_x/wallet/adjustments', { amount: -100, reason: 'x' }],
-      ['GET', '/workspaces/ws_x/wallet'],
-      ['POST', '/workspaces/ws_x/api-keys', { scopes: ['messages:send'] }],
-      ['GET', '/workspaces/ws_x/api-keys'],
-      ['POST', '/api-keys/key_x/revoke'],
-      ['PATCH', '/api-keys/key_x', { webhook_url: null }],
-      ['PUT', '/workspaces/ws_x/sender-accounts/oa1', senderAccountBody()],
-      ['GET', '/workspaces/ws_x/sender-accounts'],
-      ['PUT', '/workspaces/ws_x/templates/t1', templateBody('oa1')],
-      ['GET', '/workspaces/ws_x/templates'],
-    ];
+    /** Every /admin/v1 operation, read from the app's own operator reference, with a documented body and path. */
+    let routes: OperatorRoute[];
 
-    it.each(endpoints)('%s %s without a token is 401 in the error shape', async (method, path, body) => {
-      const response = await httpRequest(gateway.url, method, `/admin/v1${path}`, { body });
-      expectError(response, 'unauthenticated');
+    beforeAll(async () => {
+      routes = await registeredOperatorRoutes(gateway);
     });
 
-    it.each(endpoints)('%s %s with a wrong token is 401', async (method, path, body) => {
-      const response = await httpRequest(gateway.url, method, `/admin/v1${path}`, { body, key: `${gateway.config.adminToken!}x` });
-      expectError(response, 'unauthenticated');
+    it('lists the routes from the app itself, the newest ones included', () => {
+      const names = routes.map((route) => route.name);
+      expect(new Set(names).size).toBe(names.length);
+      expect(names).toEqual(
+        expect.arrayContaining([
+          'POST /admin/v1/workspaces',
+          'GET /admin/v1/workspaces/{id}/wallet',
+          'POST /admin/v1/workspaces/{id}/personal-data/purge',
+          'GET /admin/v1/audit',
+          'POST /admin/v1/operator-tokens/{id}/revoke',
+          'GET /admin/v1/backup',
+          'POST /admin/v1/master-key/rotation',
+        ]),
+      );
     });
 
-    it.each(endpoints.filter(([method]) => method !== 'GET'))('%s %s checks the token before the body: unparsable JSON is 401 without the token', async (method, path) => {
+    it('refuses every route without a token and with a wrong one (401 in the error shape), and changes nothing', async () => {
+      const before = await storeAndDataDirectory(gateway);
+      const wrong: string[] = [];
+      for (const route of routes) {
+        for (const [who, key] of [['no token', undefined], ['a wrong token', `${gateway.config.adminToken!}x`]] as const) {
+          const response = await httpRequest(gateway.url, route.method, route.path, { body: route.body, key });
+          const refused = response.status === 401 && response.body?.error?.type === 'unauthenticated' && response.body.error.code === 401;
+          if (!refused) wrong.push(`${route.name} with ${who}: ${response.status} ${response.text.slice(0, 200)}`);
+        }
+      }
+      expect(wrong).toEqual([]);
+      expect(await storeAndDataDirectory(gateway)).toEqual(before);
+    });
+
+    it('checks the token before the body: unparsable JSON is 401 without the token', async () => {
       const garbled = { rawBody: '{"name":', headers: { 'content-type': 'application/json' } };
-      expectError(await httpRequest(gateway.url, method, `/admin/v1${path}`, { ...garbled, key: gateway.config.adminToken! }), 'invalid_json');
-      expectError(await httpRequest(gateway.url, method, `/admin/v1${path}`, garbled), 'unauthenticated');
-      expectError(await httpRequest(gateway.url, method, `/admin/v1${path}`, { ...garbled, key: `${gateway.config.adminToken!}x` }), 'unauthenticated');
+      const wrong: string[] = [];
+      for (const route of routes.filter(({ method }) => method !== 'GET')) {
+        const answers = [
+          ['the token', 'invalid_json', await httpRequest(gateway.url, route.method, route.path, { ...garbled, key: gateway.config.adminToken! })],
+          ['no token', 'unauthenticated', await httpRequest(gateway.url, route.method, route.path, garbled)],
+          ['a wrong token', 'unauthenticated', await httpRequest(gateway.url, route.method, route.path, { ...garbled, key: `${gateway.config.adminToken!}x` })],
+        ] as const;
+        for (const [who, type, response] of answers) if (response.body?.error?.type !== type) wrong.push(`${route.name} with ${who}: ${response.status} ${response.text.slice(0, 200)}`);
+      }
+      expect(wrong).toEqual([]);
     });
 
     it('checks the token before the query: an invalid query is 401 without the token', async () => {

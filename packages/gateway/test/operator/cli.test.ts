@@ -76,6 +76,7 @@ describe.each(STORE_KINDS)('tms admin (%s)', (kind) => {
       expect(list.count).toBe(2);
       expect(list.workspaces.map((workspace: { id: string }) => workspace.id)).toEqual([shopB.id, shopA.id]);
       expect(await admin('workspaces', 'show', shopA.id)).toEqual(shopA);
+      expect((await admin('workspaces', 'list', '--limit', '1', '--offset', '1')).workspaces.map((workspace: { id: string }) => workspace.id)).toEqual([shopA.id]);
 
       expect(await admin('workspaces', 'suspend', shopA.id)).toMatchObject({ id: shopA.id, status: 'suspended' });
       expect((await admin('workspaces', 'show', shopA.id)).status).toBe('suspended');
@@ -98,6 +99,7 @@ describe.each(STORE_KINDS)('tms admin (%s)', (kind) => {
       expect(wallet).toMatchObject({ workspace_id: shopA.id, balance: 205_000, count: 2 });
       expect(wallet.ledger.map((entry: { amount: number }) => entry.amount)).toEqual([5000, 200_000]);
       expect((await admin('wallet', 'show', shopA.id, '--limit', '1')).ledger).toHaveLength(1);
+      expect((await admin('wallet', 'show', shopA.id, '--limit', '1', '--offset', '1')).ledger.map((entry: { amount: number }) => entry.amount)).toEqual([200_000]);
       expect((await admin('workspaces', 'show', shopA.id)).balance).toBe(205_000);
 
       const credit = await admin('wallet', 'credit', shopA.id, '1500', '--reason', 'goodwill for the outage');
@@ -143,6 +145,15 @@ describe.each(STORE_KINDS)('tms admin (%s)', (kind) => {
 
       expect((await admin('keys', 'set-webhook', key.id, 'https://hooks.example.com/tms')).webhook_url).toBe('https://hooks.example.com/tms');
       expect((await admin('keys', 'set-webhook', spareKey.id, 'none')).webhook_url).toBeNull();
+      expect((await admin('keys', 'set-rate-limit', key.id, '120')).rate_limit_per_second).toBe(120);
+      expect((await admin('keys', 'set-rate-limit', spareKey.id, '5')).rate_limit_per_second).toBe(5);
+      expect((await admin('keys', 'set-rate-limit', spareKey.id, 'none')).rate_limit_per_second).toBeNull();
+      const rateChanges = (await admin('audit', '--workspace', shopA.id)).entries.filter((entry: { action: string }) => entry.action === 'api_key.rate_limit_change');
+      expect(rateChanges.map((entry: { target: string; before: unknown; after: unknown }) => [entry.target, entry.before, entry.after])).toEqual([
+        [spareKey.id, { rate_limit_per_second: 5 }, { rate_limit_per_second: null }],
+        [spareKey.id, { rate_limit_per_second: null }, { rate_limit_per_second: 5 }],
+        [key.id, { rate_limit_per_second: 30 }, { rate_limit_per_second: 120 }],
+      ]);
 
       const revoked = await admin('keys', 'revoke', spareKey.id);
       expect(revoked).toMatchObject({ id: spareKey.id, revoked_at: expect.any(String) });
@@ -270,13 +281,16 @@ describe.each(STORE_KINDS)('tms admin (%s)', (kind) => {
     'refuses bad values with a message and unknown workspaces and keys with exit code 4, changing nothing',
     async () => {
       // Independent refusals: run them side by side.
-      const [badScope, badWebhook, badAmount, negative, negativeAfterDashes, badCap] = await Promise.all([
+      const [badScope, badWebhook, badAmount, negative, negativeAfterDashes, badCap, zeroRate, badRate, badOffset] = await Promise.all([
         human('keys', 'create', shopA.id, '--scopes', 'messages:send,messages:delete'),
         human('keys', 'set-webhook', key.id, 'ftp://hooks.example.com/x'),
         human('wallet', 'top-up', shopA.id, 'lots'),
         human('wallet', 'top-up', shopA.id, '-5000'),
         human('wallet', 'top-up', shopA.id, '--', '-5000'),
         human('workspaces', 'set-cap', shopA.id, 'unlimited'),
+        human('keys', 'set-rate-limit', key.id, '0'),
+        human('keys', 'set-rate-limit', key.id, 'fast'),
+        human('wallet', 'show', shopA.id, '--offset', 'next'),
       ]);
       expect(badScope.code).not.toBe(0);
       expect(badScope.code).not.toBe(4);
@@ -292,6 +306,12 @@ describe.each(STORE_KINDS)('tms admin (%s)', (kind) => {
       expect(negativeAfterDashes.stderr).toContain('-5000: amounts, caps and limits are whole numbers, 0 or more');
       expect(badCap.code).not.toBe(0);
       expect(badCap.stderr).toContain('cap');
+      expect(zeroRate.code).toBe(1);
+      expect(zeroRate.stderr).toContain('rate_limit_per_second must be a whole number from 1 to 1000000');
+      expect(badRate.code).toBe(1);
+      expect(badRate.stderr).toContain('rate limit must be a whole number');
+      expect(badOffset.code).toBe(1);
+      expect(badOffset.stderr).toContain('--offset must be a whole number');
 
       const unknownIds = [
         ['workspaces', 'show', 'ws_nope'],
@@ -302,6 +322,7 @@ describe.each(STORE_KINDS)('tms admin (%s)', (kind) => {
         ['keys', 'create', 'ws_nope', '--scopes', 'messages:send'],
         ['keys', 'revoke', 'key_nope'],
         ['keys', 'set-webhook', 'key_nope', 'none'],
+        ['keys', 'set-rate-limit', 'key_nope', '10'],
         ['sender-accounts', 'list', 'ws_nope'],
         ['templates', 'list', 'ws_nope'],
       ];
@@ -317,6 +338,7 @@ describe.each(STORE_KINDS)('tms admin (%s)', (kind) => {
       expect(await admin('wallet', 'show', shopA.id)).toMatchObject({ balance: 205_000, count: 4 });
       expect((await admin('workspaces', 'list')).count).toBe(2);
       expect((await admin('keys', 'list', shopA.id)).count).toBe(2);
+      expect((await admin('keys', 'list', shopA.id)).api_keys.find((row: { id: string }) => row.id === key.id).rate_limit_per_second).toBe(120);
     },
     FLOW_TIMEOUT_MS,
   );

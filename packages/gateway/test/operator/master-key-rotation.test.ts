@@ -6,16 +6,19 @@
  * everything, and a process left with only the old key fails loudly, naming the key it lacks: a
  * serving one refuses to start (exit 78) rather than fail the sends it cannot prepare.
  * The embedded variant rotates the key kept in the data directory's secrets.json.
+ * POST /admin/v1/master-key/rotation runs the same re-encryption in the process that answers, with
+ * its keys; both ways are audited with counts only.
  */
 import { createCipheriv, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunningSimulator } from '@tms/zns-sim';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/config.ts';
 import { decryptSecret, encryptSecret, isSealedUnder, masterKeyId } from '../../src/lib/crypto.ts';
 import { openStore, type Store } from '../../src/store/database.ts';
-import { createTestDatabase, freePort, gatewayEnvironment, httpRequest, STORE_KINDS, type TestDatabase, type TestResponse } from '../harness.ts';
+import { expectError, expectStatus } from '../api/helpers.ts';
+import { createTestDatabase, freePort, gatewayEnvironment, httpRequest, seedWorkspace, startTestGateway, STORE_KINDS, type TestDatabase, type TestGateway, type TestResponse } from '../harness.ts';
 import {
   createHookKey,
   eventsTo,
@@ -33,7 +36,7 @@ import {
   type HookKey,
   type Receiver,
 } from '../webhooks/support.ts';
-import { killAllTms, runTms, startTms, type CliResult, type RunningTms } from './processes.ts';
+import { killAllTms, runAdminJson, runTms, startTms, type CliResult, type RunningTms } from './processes.ts';
 
 const TEST_TIMEOUT_MS = 300_000;
 const ADMIN_TOKEN = `admin-${randomBytes(16).toString('hex')}`;
@@ -284,6 +287,9 @@ describe('rotating the master key kept in secrets.json (embedded)', () => {
       const third = await startGateway(current, {});
       await expectSignedReport(current.receiver, await third.send(hookKey), hookKey);
       expect(third.tms.stdout()).not.toContain('does not hold');
+      // Each step that changed something is in the audit log; the refused ones changed nothing and are not.
+      const audited = ((await third.admin('GET', '/audit?limit=500')).body.entries as { action: string }[]).map((entry) => entry.action).filter((action) => action.startsWith('master_key.'));
+      expect(audited.reverse()).toEqual(['master_key.generate', 'master_key.re_encrypt', 'master_key.re_encrypt', 'master_key.forget_previous']);
       await stopGateway(third);
     },
     TEST_TIMEOUT_MS,
@@ -297,4 +303,88 @@ describe('rotating the master key kept in secrets.json (embedded)', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('TMS_MASTER_KEY is set in the environment');
   }, TEST_TIMEOUT_MS);
+});
+
+describe.each(STORE_KINDS)('POST /admin/v1/master-key/rotation (%s)', (kind) => {
+  const oldKey = randomBytes(32);
+  const newKey = randomBytes(32);
+  let gateway: TestGateway;
+  /** The gateway's store, where secrets are put under the keys a test needs. */
+  let db: Store['db'];
+  let seeded: Awaited<ReturnType<typeof seedWorkspace>>;
+
+  beforeAll(async () => {
+    // The answering process holds both keys, as every process does from step 3 of a rotation.
+    gateway = await startTestGateway(kind, { env: { TMS_MASTER_KEY: newKey.toString('hex'), TMS_MASTER_KEY_PREVIOUS: oldKey.toString('hex') } });
+    db = gateway.runtime.store.db;
+    seeded = await seedWorkspace(gateway);
+  });
+  afterAll(async () => gateway?.close());
+
+  const rotation = () => gateway.admin('POST', '/master-key/rotation');
+  const rotationEntries = async () => ((await gateway.admin('GET', '/audit?limit=500')).body.entries as any[]).filter((entry) => entry.action === 'master_key.re_encrypt');
+  /** Puts the seeded API key's secret and the sender account's app secret and refresh token under `key`, as an older process wrote them. */
+  async function sealUnder(key: Buffer, firstFormatApiKey = false): Promise<void> {
+    const apiKey = await db.selectFrom('api_keys').select('encrypted_key').where('id', '=', seeded.apiKeyId).executeTakeFirstOrThrow();
+    const plain = decryptSecret(apiKey.encrypted_key, [newKey, oldKey]);
+    await db.updateTable('api_keys').set({ encrypted_key: firstFormatApiKey ? sealInFirstFormat(plain, key) : encryptSecret(plain, key) }).where('id', '=', seeded.apiKeyId).execute();
+    await db
+      .updateTable('sender_accounts')
+      .set({ encrypted_app_secret: encryptSecret('app-secret', key), encrypted_refresh_token: encryptSecret('refresh-token', key) })
+      .where('oa_id', '=', seeded.oaId)
+      .execute();
+  }
+
+  it('re-encrypts under the answering process\'s key, answers as the command line prints, is safe to repeat, and is audited with counts only', async () => {
+    await sealUnder(oldKey, true);
+    const rotated = await rotation();
+    expectStatus(rotated, 200);
+    const expected = {
+      master_key_id: masterKeyId(newKey),
+      previous_master_key_id: masterKeyId(oldKey),
+      re_encrypted: { ...NOTHING, api_key_signing_secrets: 1, app_secrets: 1, refresh_tokens: 1 },
+      remaining: NOTHING,
+      unreadable: [],
+      complete: true,
+    };
+    expect(rotated.body).toEqual(expected);
+    for (const secret of await storedSecrets(db)) expect(isSealedUnder(secret.sealed, newKey), secret.where).toBe(true);
+    const account = await db.selectFrom('sender_accounts').selectAll().where('oa_id', '=', seeded.oaId).executeTakeFirstOrThrow();
+    expect([decryptSecret(account.encrypted_app_secret, newKey), decryptSecret(account.encrypted_refresh_token, newKey)]).toEqual(['app-secret', 'refresh-token']);
+
+    const again = await rotation();
+    expectStatus(again, 200);
+    expect(again.body).toEqual({ ...expected, re_encrypted: NOTHING });
+
+    // The command line, with the same keys, runs the same step and prints the same answer.
+    await sealUnder(oldKey);
+    const env = {
+      ...gateway.database.env,
+      TMS_ADMIN_TOKEN: gateway.config.adminToken!,
+      TMS_MASTER_KEY: newKey.toString('hex'),
+      TMS_MASTER_KEY_PREVIOUS: oldKey.toString('hex'),
+      TMS_LOG_LEVEL: 'silent',
+    };
+    expect(await runAdminJson(['rotate-master-key'], env)).toEqual(expected);
+
+    const [fromCommandLine, second, first] = await rotationEntries();
+    const counts = { remaining: NOTHING, unreadable: 0, complete: true };
+    expect(first).toMatchObject({ workspace_id: null, target: null, before: null, actor: { kind: 'operator', name: 'bootstrap token' }, after: { ...counts, re_encrypted: expected.re_encrypted } });
+    expect(second).toMatchObject({ actor: { name: 'bootstrap token' }, after: { ...counts, re_encrypted: NOTHING } });
+    expect(fromCommandLine).toMatchObject({ actor: { kind: 'operator', name: expect.stringMatching(/^tms admin \(.+@.+\)$/) }, after: { ...counts, re_encrypted: expected.re_encrypted } });
+    // Counts only: neither key, nor even their ids.
+    const logged = JSON.stringify([fromCommandLine, second, first]);
+    for (const secret of [newKey.toString('hex'), oldKey.toString('hex'), masterKeyId(newKey), masterKeyId(oldKey), 'app-secret', seeded.apiKey]) expect(logged).not.toContain(secret);
+  }, TEST_TIMEOUT_MS);
+
+  it('names what remains in the error shape when a secret is under neither of its keys, and audits the attempt', async () => {
+    await sealUnder(randomBytes(32));
+    const refused = await rotation();
+    expectError(refused, 'master_key_rotation_incomplete', new RegExp(`api_key_signing_secrets ${seeded.apiKeyId}: `));
+    expect(refused.body.error.message).toContain('"api_key_signing_secrets":1,"app_secrets":1,"refresh_tokens":1');
+    expect(refused.body.error.message).toContain(`app_secrets ${seeded.oaId}: `);
+    expect(refused.body.error.message).toContain('keep the previous key');
+    const [entry] = await rotationEntries();
+    expect(entry.after).toEqual({ re_encrypted: NOTHING, remaining: { ...NOTHING, api_key_signing_secrets: 1, app_secrets: 1, refresh_tokens: 1 }, unreadable: 3, complete: false });
+  });
 });

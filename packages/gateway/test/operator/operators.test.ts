@@ -7,8 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/lib/crypto.ts';
-import { STORE_KINDS, httpRequest, startTestGateway, type TestGateway } from '../harness.ts';
-import { expectError } from '../api/helpers.ts';
+import { STORE_KINDS, httpRequest, seedWorkspace, startTestGateway, type TestGateway } from '../harness.ts';
+import { expectError, expectStatus } from '../api/helpers.ts';
+import { consoleUserIn } from '../console-support.ts';
 import { runAdminJson, runTms } from './processes.ts';
 
 describe.each(STORE_KINDS)('operator tokens and the audit log (%s)', (kind) => {
@@ -114,6 +115,58 @@ describe.each(STORE_KINDS)('operator tokens and the audit log (%s)', (kind) => {
     expect(entries[8]).toMatchObject({ target: oaId, after: { app_id: 'app-1', has_oa_secret_key: true } });
     const everything = JSON.stringify(entries);
     for (const secret of [appSecret, refreshToken, oaSecret, key.key, 'secret-in-query']) expect(everything).not.toContain(secret);
+  });
+
+  it('keeps the values before a template is registered again and a sender account connected again, never a secret', async () => {
+    const id = (await gateway.admin('POST', '/workspaces', { name: 'Changed twice' })).body.id;
+    const oaId = `oa${randomBytes(4).toString('hex')}`;
+    const secrets = Array.from({ length: 5 }, (_, index) => `secret-${index}-${randomBytes(8).toString('hex')}`);
+    const connect = (body: Record<string, unknown>) => gateway.admin('PUT', `/workspaces/${id}/sender-accounts/${oaId}?verify=false`, body);
+    const register = (body: Record<string, unknown>) =>
+      gateway.admin('PUT', `/workspaces/${id}/templates/tpl${oaId}?verify=false`, {
+        name: 'Shipped',
+        template_type: 1,
+        oa_id: oaId,
+        params: [{ name: 'code', type: 'STRING', required: true, max_length: 10, min_length: 1 }],
+        ...body,
+      });
+    expectStatus(await connect({ name: 'Shop OA', daily_quota: 1000, app_id: 'app-1', app_secret: secrets[0], refresh_token: secrets[1], oa_secret_key: secrets[2] }), 200);
+    expectStatus(await register({ status: 'ENABLE', price: 300 }), 200);
+    expectStatus(await register({ status: 'DISABLE', price: 450 }), 200);
+    expectStatus(await gateway.admin('POST', `/workspaces/${id}/sender-accounts/${oaId}/disconnect`), 200);
+    expectStatus(await connect({ name: 'Shop OA (new app)', daily_quota: 2000, app_id: 'app-2', app_secret: secrets[3], refresh_token: secrets[4], default_mode: 'hashphone' }), 200);
+
+    const entries = (await audit(`?workspace_id=${id}`)).reverse();
+    const registrations = entries.filter((entry) => entry.action === 'template.register');
+    const template = { oa_id: oaId, name: 'Shipped', template_type: 1, price_source: 'operator', params: ['code'], verified: false };
+    expect(registrations.map((entry) => [entry.before, entry.after])).toEqual([
+      [null, { ...template, status: 'ENABLE', price: 300 }],
+      [
+        { ...template, status: 'ENABLE', price: 300 },
+        { ...template, status: 'DISABLE', price: 450 },
+      ],
+    ]);
+    const connections = entries.filter((entry) => entry.action === 'sender_account.connect');
+    const first = { name: 'Shop OA', default_mode: 'plain', daily_quota: 1000, app_id: 'app-1', has_oa_secret_key: true, has_rsa_public_key: false };
+    expect(connections.map((entry) => [entry.before, entry.after])).toEqual([
+      [null, { ...first, status: 'connected', verified: false }],
+      [
+        { ...first, status: 'disconnected' },
+        { name: 'Shop OA (new app)', default_mode: 'hashphone', daily_quota: 2000, app_id: 'app-2', has_oa_secret_key: false, has_rsa_public_key: false, status: 'connected', verified: false },
+      ],
+    ]);
+    const everything = JSON.stringify(entries);
+    for (const secret of secrets) expect(everything).not.toContain(secret);
+  });
+
+  it("lists a console user's change with the console user as who made it", async () => {
+    const workspace = await seedWorkspace(gateway);
+    const developer = await consoleUserIn(gateway, workspace.workspaceId, 'developer');
+    const created = await developer.request('POST', '/console/api/api-keys', { body: { name: 'From the console', scopes: ['messages:send'] } });
+    expectStatus(created, 201);
+    const entry = (await audit(`?workspace_id=${workspace.workspaceId}`)).find((row) => row.action === 'api_key.create' && row.target === created.body.id);
+    expect(entry).toMatchObject({ workspace_id: workspace.workspaceId, actor: { kind: 'console_user', id: developer.userId, name: developer.email }, before: null, after: { name: 'From the console' } });
+    expect(JSON.stringify(entry)).not.toContain(created.body.key);
   });
 
   it('names the person at the keyboard for tms admin, and lists the log there too', async () => {

@@ -130,6 +130,10 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
     return workspace.id;
   }
 
+  /** The audit log's template syncs of a workspace, newest first. */
+  const syncEntries = async (workspaceId: string): Promise<any[]> =>
+    (await ok(gateway.admin('GET', `/audit?workspace_id=${workspaceId}&limit=500`))).entries.filter((entry: { action: string }) => entry.action === 'template.sync');
+
   const sync = async (workspaceId: string, body?: unknown): Promise<Static<typeof TemplateSyncResultSchema>> =>
     ok(gateway.admin('POST', `/workspaces/${workspaceId}/templates/sync`, body));
 
@@ -332,6 +336,13 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
     });
     expect(empty.status, empty.text).toBe(200);
     expect(empty.body.accounts[0]).toMatchObject({ unchanged: 2 });
+    // Each sync the operator asked for is in the audit log, with what it did per account.
+    const syncs = (await syncEntries(workspaceId)).map((entry) => [entry.actor, entry.target, entry.after]);
+    const operator = { kind: 'operator', id: null, name: 'bootstrap token' };
+    expect(syncs).toEqual([
+      [operator, null, { accounts: [{ oa_id: oa.oa_id, created: 0, updated: 0, unchanged: 2, failed: 0, error: null }] }],
+      [operator, oa.oa_id, { accounts: [{ oa_id: oa.oa_id, created: 2, updated: 0, unchanged: 0, failed: 0, error: null }] }],
+    ]);
 
     expectError(await gateway.admin('POST', '/workspaces/ws_missing/templates/sync'), 'workspace_not_found');
     expectError(await gateway.admin('POST', `/workspaces/${workspaceId}/templates/sync`, { oa_id: DEMO_OA }), 'sender_account_not_found');
@@ -485,12 +496,15 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
     expect(task).toMatchObject({ name: 'template_sync', intervalMs: 60_000 });
     const demoWorkspace = (await runtime.store.db.selectFrom('sender_accounts').select('workspace_id').where('oa_id', '=', DEMO_OA).executeTakeFirstOrThrow()).workspace_id;
     await runtime.store.db.updateTable('templates').set({ name: 'stale' }).where('template_id', '=', '250003').execute();
+    const auditedBefore = (await syncEntries(demoWorkspace)).length;
     // Each platform call of the round is reported as progress (the worker's stall check counts on it).
     let steps = 0;
     await task.run(() => (steps += 1));
     expect((await templates(demoWorkspace))['250003'].name).toBe('Appointment reminder');
     // At least the list and the info of each of the demo account's three templates.
     expect(steps).toBeGreaterThanOrEqual(4);
+    // The schedule's own work is no operator change: it is not audited.
+    expect((await syncEntries(demoWorkspace)).length).toBe(auditedBefore);
     // Same answer through the service directly: everything is now up to date.
     const again = await syncTemplates({ ctx: runtime.contextFor({ kind: 'operator' }), input: { workspaceId: demoWorkspace } });
     expect(again).toEqual([{ oaId: DEMO_OA, created: 0, updated: 0, unchanged: 3, failed: [], error: null, skipped: false }]);

@@ -173,6 +173,13 @@ describe.each(STORE_KINDS)('webhook deliveries, the operator side (%s)', (kind) 
     const listed = await runAdminJson(['webhooks', 'list', '--workspace', stack.workspaceId, '--status', 'failed', '--since', since], cliEnv);
     expect(listed.deliveries.map((row: { id: string }) => row.id)).toContain(failed.id);
     expect(listed.deliveries.every((row: { status: string }) => row.status === 'failed')).toBe(true);
+    // --limit and --offset page as limit= and offset= do on /admin/v1.
+    const ids = (page: { deliveries: { id: string }[] }) => page.deliveries.map((row) => row.id);
+    const firstTwo = ids(await runAdminJson(['webhooks', 'list', '--workspace', stack.workspaceId, '--limit', '2'], cliEnv));
+    expect(firstTwo).toHaveLength(2);
+    const second = ids(await runAdminJson(['webhooks', 'list', '--workspace', stack.workspaceId, '--limit', '1', '--offset', '1'], cliEnv));
+    expect(second).toEqual([firstTwo[1]]);
+    expect(ids((await stack.gateway.admin('GET', `/webhook-deliveries?workspace_id=${stack.workspaceId}&limit=1&offset=1`)).body)).toEqual(second);
     const shown = await runAdminJson(['webhooks', 'show', failed.id], cliEnv);
     expect(shown).toMatchObject({ id: failed.id, message_id: msgId, status: 'failed', attempts: 6 });
     expect(shown.attempt_log).toHaveLength(6);

@@ -54,7 +54,7 @@ export const OPERATOR_TAGS: TagObject[] = [
   { name: 'Console users', description: "People of a workspace who sign in to the console (the operator invites the first owner), and the workspace's activity log." },
   { name: 'Support', description: "A customer's messages (by msg_id, tracking_id or phone, in one workspace or all) and quota, without the customer's API key." },
   { name: 'Operators and audit', description: 'Named operator tokens (each person and automation its own; TMS_ADMIN_TOKEN is the bootstrap token) and the audit log of every operator and console change.' },
-  { name: 'Operations', description: 'Liveness and readiness probes and the Prometheus metrics.' },
+  { name: 'Operations', description: 'Liveness and readiness probes, the Prometheus metrics, a backup of the embedded database, and the re-encryption step of a master key rotation.' },
   { name: 'Platform', description: 'Endpoints the ZNS platform calls (set in the Zalo app), not customers.' },
 ];
 

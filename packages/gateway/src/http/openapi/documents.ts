@@ -129,10 +129,11 @@ function completeOperation(operation: OperationObject, place: OperationPlace): v
     const mediaType = docs.mediaType ?? 'application/json';
     const response: ResponseObject = operation.responses[status] ?? { description: docs.description };
     response.description = docs.description;
-    // A body that is not JSON has no response schema (it would be serialised as JSON): it is text.
-    response.content ??= { [mediaType]: { schema: { type: 'string' } } };
+    // A body that is not JSON has no response schema (it would be serialised as JSON): it is text, unless the route says otherwise.
+    response.content ??= { [mediaType]: { schema: docs.schema ?? { type: 'string' } } };
     const media = response.content[mediaType];
     if (media) media.examples = docs.examples;
+    if (docs.headers) response.headers = { ...response.headers, ...docs.headers };
     operation.responses[status] = response;
   }
 

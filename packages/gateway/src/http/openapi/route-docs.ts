@@ -4,6 +4,7 @@
  * documents.ts turns them into examples, error responses and descriptions and removes them.
  */
 import type { ErrorType } from '../../services/errors.ts';
+import type { HeaderObject, SchemaObject } from './document-types.ts';
 
 /** OpenAPI's Example Object: a named, summarised value. */
 export interface NamedExample {
@@ -20,6 +21,10 @@ export interface SuccessResponseDocs {
   examples: NamedExamples;
   /** For a body that is not JSON (the Prometheus text of /metrics); the route then declares no response schema. */
   mediaType?: string;
+  /** The schema of a body that is not JSON; text (`type: string`) when not given. */
+  schema?: SchemaObject;
+  /** Headers this response carries besides the ones every response of its audience has. */
+  headers?: Record<string, HeaderObject>;
 }
 
 /** A request header the route reads itself; always a required string. */

@@ -4,12 +4,13 @@ import { findWebhookUrlProblem } from '../../lib/webhook-url.ts';
 import { findApiKey, insertApiKey, listApiKeys as selectApiKeys, updateApiKey } from '../../store/api-keys.ts';
 import type { ApiKeyRow } from '../../store/schema.ts';
 import { formatUtcOrNull } from '../../lib/vietnam-time.ts';
+import { MAX_RATE_LIMIT_PER_SECOND } from '../../lib/limits.ts';
 import { recordAudit } from '../audit.ts';
 import type { Scope } from '../authentication.ts';
 import type { ConsoleUserCaller, Context, OperatorCaller, VerbCall } from '../context.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import { applyKeyChangeToDeliveries } from '../webhook-deliveries.ts';
-import { requireMasterKey, requireWorkspace } from './preconditions.ts';
+import { requireMasterKey, requireWholeNumber, requireWorkspace } from './preconditions.ts';
 
 /** How every API key begins; the stored prefix is this and the first characters after it. */
 export const API_KEY_PREFIX = 'tms_live_';
@@ -31,6 +32,11 @@ export async function requireManagedApiKey(ctx: Context<KeyManager>, id: string)
   const key = await findApiKey(ctx.store.db, id);
   if (!key || (ctx.caller.kind === 'console_user' && key.workspace_id !== ctx.caller.workspaceId)) throw new ApiError('api_key_not_found', `API key ${id} not found`);
   return key;
+}
+
+/** A key's own rate limit, when it has one (null: the gateway's default). */
+function checkRateLimit(rateLimit: number | null | undefined): void {
+  if (rateLimit !== null && rateLimit !== undefined) requireWholeNumber(rateLimit, 'rate_limit_per_second', 1, MAX_RATE_LIMIT_PER_SECOND);
 }
 
 /** The console names the problem with its own type (its page explains the URL rules); the operator API keeps invalid_request. */
@@ -59,6 +65,7 @@ export interface CreatedApiKey {
 export async function createApiKey({ ctx, input }: VerbCall<KeyManager, NewApiKey>): Promise<CreatedApiKey> {
   await requireManagedWorkspace(ctx, input.workspaceId);
   checkWebhookUrl(ctx, input.webhook_url);
+  checkRateLimit(input.rate_limit_per_second);
   const secret = createSecretToken(API_KEY_PREFIX);
   const now = ctx.clock();
   const row: ApiKeyRow = {
@@ -107,6 +114,7 @@ export async function changeApiKey({ ctx, input }: VerbCall<KeyManager, { id: st
   const { id } = input;
   const existing = await requireManagedApiKey(ctx, id);
   checkWebhookUrl(ctx, input.webhook_url);
+  checkRateLimit(input.rate_limit_per_second);
   const update: Partial<Pick<ApiKeyRow, 'name' | 'revoked_at' | 'webhook_url' | 'rate_limit_per_second'>> = {};
   if (input.name !== undefined) update.name = input.name;
   if (input.revoke) update.revoked_at = existing.revoked_at ?? ctx.clock();

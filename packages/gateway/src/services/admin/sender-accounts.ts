@@ -97,6 +97,22 @@ async function writeKeepingSpentToken<T>(write: () => Promise<T>, tokenSpent: bo
   }
 }
 
+/**
+ * A sender account as the audit log keeps it, before and after a change: never its secrets (app
+ * secret, tokens, OA secret key), only whether it has the optional ones.
+ */
+function auditedAccount(row: SenderAccountRow): Record<string, unknown> {
+  return {
+    name: row.name,
+    status: row.status,
+    default_mode: row.default_mode,
+    daily_quota: row.daily_quota,
+    app_id: row.app_id,
+    has_oa_secret_key: row.encrypted_oa_secret_key !== null,
+    has_rsa_public_key: row.rsa_public_key !== null,
+  };
+}
+
 function accountTaken(oaId: string): ApiError {
   return new ApiError('sender_account_taken', `sender account ${oaId} is connected to another workspace`);
 }
@@ -113,6 +129,8 @@ export async function connectSenderAccount({ ctx, input }: VerbCall<OperatorCall
   const owner = await findSenderAccountWorkspace(ctx.store.db, input.oa_id);
   if (owner !== undefined && owner !== workspaceId) throw accountTaken(input.oa_id);
   const verified = input.verify !== false;
+  // For the audit log's `before`; read before the check, which spends the refresh token.
+  const previous = await findSenderAccount(ctx.store.db, workspaceId, input.oa_id);
   const tokens = verified ? await checkCredentials(ctx, input) : { refreshToken: input.refresh_token, accessToken: null, accessTokenExpiresAt: null };
   const now = ctx.clock();
   const row = await writeKeepingSpentToken(() => upsertSenderAccount(ctx.store.db, {
@@ -137,13 +155,12 @@ export async function connectSenderAccount({ ctx, input }: VerbCall<OperatorCall
   }), verified);
   if (!row) throw accountTaken(input.oa_id);
   ctx.parts.catalog.forgetSenderAccount(workspaceId, input.oa_id);
-  // The credentials themselves never go into the log: only which ones were given.
   await recordAudit(ctx, {
     action: 'sender_account.connect',
     workspaceId,
     target: row.oa_id,
-    before: null,
-    after: { name: row.name, default_mode: row.default_mode, daily_quota: row.daily_quota, app_id: row.app_id, has_oa_secret_key: row.encrypted_oa_secret_key !== null, has_rsa_public_key: row.rsa_public_key !== null, verified },
+    before: previous ? auditedAccount(previous) : null,
+    after: { ...auditedAccount(row), verified },
   });
   return row;
 }

@@ -2,7 +2,7 @@ import { ReloginRequiredError } from '../../caches/access-tokens.ts';
 import { MAX_INT32, MAX_PRICE_VND } from '../../lib/limits.ts';
 import type { SenderAccountRow, TemplateRow, TemplateStatus } from '../../store/schema.ts';
 import { findSenderAccount } from '../../store/sender-accounts.ts';
-import { findTemplateWorkspace, listTemplates as selectTemplates, upsertTemplate, type TemplateWithOaName } from '../../store/templates.ts';
+import { findTemplate, findTemplateWorkspace, listTemplates as selectTemplates, upsertTemplate, type TemplateWithOaName } from '../../store/templates.ts';
 import { callAsAccount } from '../account-calls.ts';
 import { recordAudit } from '../audit.ts';
 import type { Context, OperatorCaller, VerbCall } from '../context.ts';
@@ -87,6 +87,21 @@ async function describedByPlatform(ctx: Context<OperatorCaller>, account: Sender
   return { name: detail.templateName, status: detail.status, params, previewUrl: detail.previewUrl, checkedAt: ctx.clock() };
 }
 
+/** A template as the audit log keeps it, before and after a change: everything but its text's details (params by name). */
+function auditedTemplate(row: TemplateRow): Record<string, unknown> {
+  const params = JSON.parse(row.params) as TemplateParam[];
+  return {
+    oa_id: row.oa_id,
+    name: row.name,
+    status: row.status,
+    template_type: row.template_type,
+    price: row.price,
+    price_source: row.price_source,
+    params: params.map((param) => param.name),
+    verified: row.synced_at !== null,
+  };
+}
+
 function templateTaken(templateId: string): ApiError {
   return new ApiError('template_taken', `template ${templateId} belongs to another workspace`);
 }
@@ -102,6 +117,7 @@ export async function registerTemplate({ ctx, input }: VerbCall<OperatorCaller, 
   const owner = await findTemplateWorkspace(ctx.store.db, input.template_id);
   if (owner !== undefined && owner !== workspaceId) throw templateTaken(input.template_id);
   const description = input.verify === false ? describedByOperator(input) : await describedByPlatform(ctx, account, input.template_id);
+  const previous = await findTemplate(ctx.store.db, workspaceId, input.template_id);
   const now = ctx.clock();
   const row: TemplateRow = {
     template_id: input.template_id,
@@ -121,13 +137,7 @@ export async function registerTemplate({ ctx, input }: VerbCall<OperatorCaller, 
   const saved = await upsertTemplate(ctx.store.db, row);
   if (!saved) throw templateTaken(input.template_id);
   ctx.parts.catalog.forgetTemplate(workspaceId, input.template_id);
-  await recordAudit(ctx, {
-    action: 'template.register',
-    workspaceId,
-    target: saved.template_id,
-    before: null,
-    after: { oa_id: saved.oa_id, name: saved.name, status: saved.status, price: saved.price, params: description.params.map((param) => param.name), verified: description.checkedAt !== null },
-  });
+  await recordAudit(ctx, { action: 'template.register', workspaceId, target: saved.template_id, before: previous ? auditedTemplate(previous) : null, after: auditedTemplate(saved) });
   return { ...saved, oa_name: account.name };
 }
 

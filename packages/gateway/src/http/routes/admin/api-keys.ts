@@ -3,6 +3,7 @@ import { changeApiKey, createApiKey, listApiKeys } from '../../../services/admin
 import { presentApiKey, presentApiKeyList, presentCreatedApiKey } from '../../presenters/api-keys.ts';
 import { operatorContextOf, type App, type RouteDependencies } from '../../route-support.ts';
 import { Nullable } from '../../schemas.ts';
+import { MAX_RATE_LIMIT_PER_SECOND } from '../../../lib/limits.ts';
 import { JSON_BODY_ERRORS, OPERATOR_ERRORS, PATH_PARAMETER_ERRORS } from '../../openapi/common-errors.ts';
 import { EXAMPLE } from '../../openapi/example-data.ts';
 import { API_KEY } from '../../openapi/operator-examples.ts';
@@ -25,7 +26,7 @@ export function registerAdminApiKeys(app: App, route: RouteDependencies): void {
             name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
             scopes: Type.Array(ScopeSchema, { minItems: 1 }),
             webhook_url: Type.Optional(Nullable(WebhookUrl)),
-            rate_limit_per_second: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 }))),
+            rate_limit_per_second: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: MAX_RATE_LIMIT_PER_SECOND }))),
           },
           { additionalProperties: false },
         ),
@@ -107,7 +108,7 @@ export function registerAdminApiKeys(app: App, route: RouteDependencies): void {
         summary: "Change a key's webhook URL or rate limit",
         params: WorkspaceIdParams,
         body: Type.Object(
-          { webhook_url: Type.Optional(Nullable(WebhookUrl)), rate_limit_per_second: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 }))) },
+          { webhook_url: Type.Optional(Nullable(WebhookUrl)), rate_limit_per_second: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: MAX_RATE_LIMIT_PER_SECOND }))) },
           { additionalProperties: false },
         ),
         response: { 200: ApiKeySchema },
