@@ -32,6 +32,8 @@ export interface Config {
   readonly accessLog: boolean;
   /** `tms start`: the workers in a second thread (true) or on the API's event loop. */
   readonly workerThread: boolean;
+  /** The workers' thread's old-generation heap limit in MB; 0 leaves V8's own. */
+  readonly workerThreadHeapMb: number;
   readonly demoSeed: boolean;
   readonly allowPrivateWebhookTargets: boolean;
   /** Behind a reverse proxy: the client's address and protocol come from its X-Forwarded-* headers. */
@@ -129,6 +131,7 @@ export function parseConfig(env: Environment = process.env): Config {
     logLevel: values.TMS_LOG_LEVEL,
     accessLog: values.TMS_ACCESS_LOG,
     workerThread: values.TMS_WORKER_THREAD,
+    workerThreadHeapMb: values.TMS_WORKER_THREAD_HEAP_MB,
     demoSeed: values.TMS_DEMO_SEED,
     allowPrivateWebhookTargets: values.TMS_WEBHOOK_ALLOW_PRIVATE,
     trustProxy: values.TMS_TRUST_PROXY,

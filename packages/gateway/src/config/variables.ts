@@ -87,6 +87,14 @@ export const CONFIG_VARIABLES = {
     meaning:
       '`tms start` runs the workers (dispatch, webhooks, periodic tasks) in a second thread beside the API, so each has a core. `false`: one event loop for everything (a one-core machine gains nothing from the second thread)',
   },
+  TMS_WORKER_THREAD_HEAP_MB: {
+    kind: 'integer',
+    default: 96,
+    min: 0,
+    max: 65_536,
+    meaning:
+      "The workers' thread of `tms start`: the most memory its JavaScript objects may hold (V8's old generation), in MB. Its work is bounded (claims of at most a few thousand messages), so it holds about 40 MB at most; without a limit V8 lets garbage build up to several times that before it collects. A thread that runs out ends the process with exit code 1, and a restart carries on from the store. `0`: V8's own limit, a share of the machine's memory (see *Architecture*, Memory)",
+  },
   TMS_DEMO_SEED: {
     kind: 'boolean',
     default: true,

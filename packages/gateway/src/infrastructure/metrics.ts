@@ -1,4 +1,6 @@
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import { getHeapStatistics } from 'node:v8';
+import { isMainThread } from 'node:worker_threads';
 import type { Store } from '../store/database.ts';
 import { readQueueStats } from '../store/queue-stats.ts';
 import { registerAccountGauges } from './account-metrics.ts';
@@ -90,6 +92,7 @@ export class Metrics {
         for (const status of loops.statuses()) this.set({ loop: status.loop }, status.ageMs / 1000);
       },
     });
+    registerThreadHeapGauges(this.registry);
     this.webhooks = new WebhookMetrics(this.registry, processWide, store, clock);
     this.http = new HttpMetrics(this.registry);
     if (!processWide) return;
@@ -147,4 +150,31 @@ export class Metrics {
     const peerLoops = reports.flatMap((report) => report.loops.filter((status) => status.ageMs > status.boundMs));
     return [...this.loops.stalled(now), ...peerLoops];
   }
+}
+
+/**
+ * Each thread's V8 heap, labelled by thread (`main`, or `workers` for the workers' thread of
+ * `tms start`): the process-wide tms_nodejs_heap_* gauges see the main thread only, and a thread
+ * that reaches its limit ends the process.
+ */
+function registerThreadHeapGauges(registry: Registry): void {
+  const thread = isMainThread ? 'main' : 'workers';
+  new Gauge({
+    name: 'tms_thread_heap_used_bytes',
+    help: "V8 heap in use by each thread of the process (main; workers: the workers' thread of tms start)",
+    labelNames: ['thread'],
+    registers: [registry],
+    collect() {
+      this.set({ thread }, getHeapStatistics().used_heap_size);
+    },
+  });
+  new Gauge({
+    name: 'tms_thread_heap_limit_bytes',
+    help: "V8 heap limit of each thread (TMS_WORKER_THREAD_HEAP_MB for the workers' thread); a thread that reaches it ends the process",
+    labelNames: ['thread'],
+    registers: [registry],
+    collect() {
+      this.set({ thread }, getHeapStatistics().heap_size_limit);
+    },
+  });
 }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Config } from '../config/config.ts';
+import { ConfigError, type Config } from '../config/config.ts';
 import { spawnModuleThread } from '../lib/module-thread.ts';
 import type { MetricsPeer, ThreadReport } from '../infrastructure/metrics.ts';
 import type { WriteLock } from '../store/write-lock.ts';
@@ -17,6 +17,8 @@ export type ToWorkerThread = { kind: 'report'; id: number } | { kind: 'stop' };
 /** From the workers' thread back. */
 export type FromWorkerThread = { kind: 'ready' } | { kind: 'report'; id: number; report: ThreadReport };
 
+const isOutOfMemory = (error: Error): boolean => (error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY';
+
 /** How long /metrics and /readyz wait for the workers' thread: an event loop that cannot answer this fast is stuck. */
 const REPORT_TIMEOUT_MS = 2000;
 
@@ -31,13 +33,17 @@ export interface WorkerThread extends Stoppable, MetricsPeer {}
  */
 export async function startWorkerThread(options: { config: Config; writeLock: WriteLock | null; log: Logger; onFailure: (error: Error) => void }): Promise<WorkerThread> {
   const data: WorkerThreadData = { config: options.config, writeLockBuffer: options.writeLock?.buffer ?? null };
-  const worker = spawnModuleThread(import.meta.url, 'worker-thread-main', data);
+  // Without a limit V8 sizes a thread's heap from the machine's memory and lets garbage build up to
+  // several times what the workers hold (README, Memory); with one it collects sooner.
+  const heapLimit = options.config.workerThreadHeapMb > 0 ? { maxOldGenerationSizeMb: options.config.workerThreadHeapMb } : undefined;
+  const worker = spawnModuleThread(import.meta.url, 'worker-thread-main', data, heapLimit);
   const pendingReports = new Map<number, (report: ThreadReport) => void>();
   let nextReportId = 0;
   let stopping = false;
 
   await new Promise<void>((resolve, reject) => {
-    const failedToStart = (error: Error): void => reject(error);
+    const failedToStart = (error: Error): void =>
+      reject(isOutOfMemory(error) ? new ConfigError('TMS_WORKER_THREAD_HEAP_MB', `${options.config.workerThreadHeapMb} MB is too little for the workers' thread to start: raise it, or set 0 for V8's own limit`) : error);
     const exitedBeforeReady = (code: number): void => reject(new Error(`the workers' thread exited with code ${code} while starting`));
     worker.once('error', failedToStart);
     worker.once('exit', exitedBeforeReady);
@@ -55,7 +61,8 @@ export async function startWorkerThread(options: { config: Config; writeLock: Wr
     pendingReports.delete(message.id);
   });
   worker.on('error', (error) => {
-    options.log.error({ err: error }, "the workers' thread failed");
+    const what = isOutOfMemory(error) ? `the workers' thread ran out of memory (TMS_WORKER_THREAD_HEAP_MB=${options.config.workerThreadHeapMb})` : "the workers' thread failed";
+    options.log.error({ err: error }, what);
     if (!stopping) options.onFailure(error);
   });
   worker.on('exit', (code) => {

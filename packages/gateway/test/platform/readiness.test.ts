@@ -143,6 +143,19 @@ describe.each(STORE_KINDS)('readiness and the periodic tasks (%s)', (kind) => {
  * `tms start` runs its workers in a second thread (TMS_WORKER_THREAD, default on): the process's
  * /metrics and /readyz, served by the API's thread, must still see that thread's loops and counts.
  */
+const WORKER_THREAD_HEAP_MB = 80;
+const MB = 1024 * 1024;
+
+/** A per-thread gauge's values from a /metrics text, by its `thread` label. */
+function gaugeByThread(lines: string[], name: string): Map<string, number> {
+  const values = new Map<string, number>();
+  for (const line of lines) {
+    const match = new RegExp(`^${name}\\{thread="(\\w+)"\\} (\\S+)$`).exec(line);
+    if (match) values.set(match[1]!, Number(match[2]));
+  }
+  return values;
+}
+
 describe.each(STORE_KINDS)('readiness and metrics of `tms start` with its workers in a thread (%s)', (kind) => {
   let database: TestDatabase | undefined;
 
@@ -155,7 +168,7 @@ describe.each(STORE_KINDS)('readiness and metrics of `tms start` with its worker
   async function startProcess(workerThread: boolean): Promise<{ tms: RunningTms; url: string; env: Record<string, string> }> {
     database = await createTestDatabase(kind);
     const port = await freePort();
-    const env = gatewayEnvironment(database, { ...WORKER_ENV, PORT: String(port), TMS_WORKER_THREAD: String(workerThread) });
+    const env = gatewayEnvironment(database, { ...WORKER_ENV, PORT: String(port), TMS_WORKER_THREAD: String(workerThread), TMS_WORKER_THREAD_HEAP_MB: String(WORKER_THREAD_HEAP_MB) });
     const tms = startTms(['start'], env);
     await tms.waitForOutput('TMS gateway listening');
     return { tms, url: `http://127.0.0.1:${port}`, env };
@@ -174,7 +187,24 @@ describe.each(STORE_KINDS)('readiness and metrics of `tms start` with its worker
     expect(lines.filter((line) => line.startsWith('tms_http_requests_total{method="GET",route="/readyz",status_class="2xx"} '))).toEqual([
       'tms_http_requests_total{method="GET",route="/readyz",status_class="2xx"} 1',
     ]);
+    // Each thread's heap, the workers' thread under its configured limit (V8 adds its young generation to it).
+    const heapLimits = gaugeByThread(lines, 'tms_thread_heap_limit_bytes');
+    expect([...heapLimits.keys()].sort()).toEqual(workerThread ? ['main', 'workers'] : ['main']);
+    expect(heapLimits.get('main')).toBeGreaterThan(4 * WORKER_THREAD_HEAP_MB * MB);
+    if (workerThread) {
+      expect(heapLimits.get('workers')).toBeGreaterThanOrEqual(WORKER_THREAD_HEAP_MB * MB);
+      expect(heapLimits.get('workers')).toBeLessThan(2 * WORKER_THREAD_HEAP_MB * MB);
+    }
+    for (const used of gaugeByThread(lines, 'tms_thread_heap_used_bytes').values()) expect(used).toBeGreaterThan(MB);
     expect(await tms.stop()).toEqual({ code: 0, signal: null });
+  });
+
+  it("refuses to run with a heap limit the workers' thread cannot start in, naming the variable", async () => {
+    database = await createTestDatabase(kind);
+    const env = gatewayEnvironment(database, { ...WORKER_ENV, PORT: String(await freePort()), TMS_WORKER_THREAD: 'true', TMS_WORKER_THREAD_HEAP_MB: '4' });
+    const tms = startTms(['start'], env);
+    expect(await tms.exited).toEqual({ code: 78, signal: null });
+    expect(tms.stderr() + tms.stdout()).toContain("TMS_WORKER_THREAD_HEAP_MB 4 MB is too little for the workers' thread to start");
   });
 
   it.runIf(kind === 'postgres')("answers 503 while the workers' thread cannot claim, and ready again once it can", async () => {
