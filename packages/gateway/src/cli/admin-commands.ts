@@ -14,7 +14,7 @@ import { changeApiKey, createApiKey, listApiKeys } from '../services/admin/api-k
 import { connectSenderAccount, disconnectSenderAccount, listSenderAccounts, reconnectSenderAccount, type ConnectSenderAccountInput } from '../services/admin/sender-accounts.ts';
 import { reEncryptStoredSecrets, runMasterKeyFileStep } from '../services/admin/rotate-master-key.ts';
 import { presentMasterKeyRotation } from '../http/presenters/master-key-rotation.ts';
-import { MAX_INT32 } from '../lib/limits.ts';
+import { MAX_ACTIVITY_PAGE_SIZE, MAX_INT32, MAX_OPERATOR_PAGE_SIZE } from '../lib/limits.ts';
 import { listWorkspaceTemplates, registerTemplate, type RegisterTemplateInput } from '../services/admin/templates.ts';
 import { findMessageAnywhere, readWorkspaceQuota, searchMessages } from '../services/admin/support.ts';
 import { adjustWallet, readWallet, topUp } from '../services/admin/wallets.ts';
@@ -146,7 +146,7 @@ function wholeNumber(text: string | undefined, what: string): number {
   return Number(text);
 }
 
-/** --limit (1 to `maxLimit`) and --offset, as the HTTP lists take them; absent ones are left to the verb. */
+/** --limit (1 to `maxLimit`, the HTTP list's own bound) and --offset, as the HTTP lists take them; absent ones are left to the verb. */
 function paging(values: Values, maxLimit: number): { limit?: number; offset?: number } {
   const limit = values.limit === undefined ? undefined : wholeNumber(optional(values, 'limit'), '--limit');
   const offset = values.offset === undefined ? undefined : wholeNumber(optional(values, 'offset'), '--offset');
@@ -273,11 +273,11 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
   const [resource, verb, ...args] = positionals;
   // `activity WORKSPACE_ID` has no verb: the log is all there is to do with it.
   if (resource === 'activity') {
-    const input = { workspaceId: positional(positionals, 1, 'workspace id'), ...paging(values, 200) };
+    const input = { workspaceId: positional(positionals, 1, 'workspace id'), ...paging(values, MAX_ACTIVITY_PAGE_SIZE) };
     return presentActivityForOperator(await readWorkspaceActivity({ ctx, input }));
   }
   if (resource === 'audit') {
-    const input = { workspaceId: optional(values, 'workspace'), ...paging(values, 500) };
+    const input = { workspaceId: optional(values, 'workspace'), ...paging(values, MAX_OPERATOR_PAGE_SIZE) };
     return presentAuditPage(await listOperatorAudit({ ctx, input }));
   }
   // `quota WORKSPACE_ID` has no verb either: reading it is all there is.
@@ -295,7 +295,7 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
       return presentWorkspace(await createWorkspace({ ctx, input }));
     }
     case 'workspaces list':
-      return presentWorkspaceList(await listWorkspaces({ ctx, input: paging(values, 500) }));
+      return presentWorkspaceList(await listWorkspaces({ ctx, input: paging(values, MAX_OPERATOR_PAGE_SIZE) }));
     case 'workspaces show':
       return presentWorkspace(await getWorkspace({ ctx, input: { id: positional(args, 0, 'workspace id') } }));
     case 'workspaces suspend':
@@ -326,7 +326,7 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
       return presentBalanceChange(await adjustWallet({ ctx, input }));
     }
     case 'wallet show': {
-      const input = { workspaceId: positional(args, 0, 'workspace id'), ...paging(values, 500) };
+      const input = { workspaceId: positional(args, 0, 'workspace id'), ...paging(values, MAX_OPERATOR_PAGE_SIZE) };
       return presentWallet(await readWallet({ ctx, input }));
     }
     case 'keys create': {
@@ -411,7 +411,7 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
         status: optional(values, 'status'),
         since: optional(values, 'since'),
         until: optional(values, 'until'),
-        ...paging(values, 500),
+        ...paging(values, MAX_OPERATOR_PAGE_SIZE),
       };
       return presentDeliveryList(await listWebhookDeliveries({ ctx, input }));
     }

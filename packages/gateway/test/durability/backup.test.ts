@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/config.ts';
+import { DOWNLOAD_DIRECTORY_PREFIX } from '../../src/services/admin/database-backup.ts';
 import { openStore } from '../../src/store/database.ts';
 import { openSqliteDatabase } from '../../src/store/sqlite-driver.ts';
 import { expectError } from '../api/helpers.ts';
@@ -264,7 +265,7 @@ describe.each(STORE_KINDS)('GET /admin/v1/backup (%s)', (kind) => {
   });
 
   /** What downloads left in the data directory. */
-  const leftInDataDirectory = (): string[] => readdirSync(gateway.config.dataDir).filter((name) => name.startsWith('.backup-download-'));
+  const leftInDataDirectory = (): string[] => readdirSync(gateway.config.dataDir).filter((name) => name.startsWith(DOWNLOAD_DIRECTORY_PREFIX));
   /** Descriptors this process (the gateway runs in it) holds open on a download's copy. */
   const openCopies = (): string[] =>
     readdirSync('/proc/self/fd')
@@ -275,7 +276,7 @@ describe.each(STORE_KINDS)('GET /admin/v1/backup (%s)', (kind) => {
           return '';
         }
       })
-      .filter((target) => target.includes('/.backup-download-'));
+      .filter((target) => target.includes(`/${DOWNLOAD_DIRECTORY_PREFIX}`));
   const backupEntries = async () => ((await gateway.admin('GET', '/audit?limit=500')).body.entries as { action: string }[]).filter((entry) => entry.action === 'database.backup');
 
   it.runIf(kind === 'sqlite')(

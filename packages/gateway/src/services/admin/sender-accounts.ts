@@ -189,7 +189,7 @@ async function setStatus(ctx: Context<OperatorCaller>, account: SenderAccountRow
 }
 
 /**
- * Stops a sender account from sending: new sends naming it are refused (409
+ * Stops a sender account from sending: new sends naming it are refused (400
  * sender_account_not_connected) and its queued messages fail at dispatch with a refund. Its
  * credentials stay, so reconnect() resumes it. Disconnecting a disconnected account changes nothing.
  */
