@@ -45,6 +45,7 @@ export const TMS_ERROR_TYPES = [
   'message_not_queued',
   'idempotency_key_in_flight',
   'sender_account_taken',
+  'sender_account_changed',
   'console_user_taken',
   'last_owner',
   'template_taken',

@@ -206,6 +206,12 @@ export const ERROR_CATALOGUE = {
     meaning: 'The sender account is connected to another workspace (operator API).',
     action: 'Disconnect it there first.',
   },
+  sender_account_changed: {
+    status: 409,
+    meaning:
+      'Operator API: another request changed the sender account (connected it, or connected and disconnected it again) while a reconnect was checking it with the platform, so the check no longer speaks for it. The reconnect changed nothing.',
+    action: 'Read the account (GET /admin/v1/workspaces/{id}/sender-accounts) and reconnect it again if it should send.',
+  },
   console_user_taken: {
     status: 409,
     meaning: 'A console user with this e-mail address exists already (an address belongs to one workspace).',

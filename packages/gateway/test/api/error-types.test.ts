@@ -245,6 +245,8 @@ const PROVOKED_ELSEWHERE: Partial<Record<ErrorType, string>> = {
   request_timeout: "Node's request timeout is minutes long; the answer is the same raw envelope as headers_too_large",
   internal_error: 'only an unexpected failure inside the gateway produces it',
   sender_account_refused: 'needs a platform that refuses the credentials: test/operator/platform-checks.test.ts',
+  sender_account_changed:
+    "needs another request to connect a sender account and disconnect it again between two database reads of a reconnect's check; nothing outside the process can time that (services/admin/sender-accounts.ts, failedCheck)",
   template_refused: 'needs a platform that does not know the template: test/operator/platform-checks.test.ts',
   service_unavailable: 'only a gateway that is shutting down or has lost its store answers it: test/durability/crash.test.ts',
 };
