@@ -51,6 +51,7 @@ export const TMS_ERROR_TYPES = [
   'template_taken',
   'webhook_delivery_pending',
   'master_key_rotation_incomplete',
+  'master_key_mismatch',
   'webhook_delivery_not_redeliverable',
   'payload_too_large',
   'uri_too_long',

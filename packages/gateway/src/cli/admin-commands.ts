@@ -12,7 +12,7 @@ import { presentBalanceChange, presentWallet, presentWorkspace, presentWorkspace
 import { runBackupCommand } from './backup-command.ts';
 import { changeApiKey, createApiKey, listApiKeys } from '../services/admin/api-keys.ts';
 import { connectSenderAccount, disconnectSenderAccount, listSenderAccounts, reconnectSenderAccount, type ConnectSenderAccountInput } from '../services/admin/sender-accounts.ts';
-import { reEncryptStoredSecrets, runMasterKeyFileStep } from '../services/admin/rotate-master-key.ts';
+import { readMasterKeyIds, reEncryptStoredSecrets, runMasterKeyFileStep } from '../services/admin/rotate-master-key.ts';
 import { presentMasterKeyRotation } from '../http/presenters/master-key-rotation.ts';
 import { MAX_ACTIVITY_PAGE_SIZE, MAX_INT32, MAX_OPERATOR_PAGE_SIZE } from '../lib/limits.ts';
 import { listWorkspaceTemplates, registerTemplate, type RegisterTemplateInput } from '../services/admin/templates.ts';
@@ -91,6 +91,8 @@ export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
               too; safe to repeat; also POST /admin/v1/master-key/rotation. Embedded key in secrets.json:
               --generate-key stages a new one first, --forget-previous drops the old one last (these two
               only here). See the README, Rotating the master key)
+  master-key-ids              (the ids of the master keys this command holds: TMS_MASTER_KEY and
+              TMS_MASTER_KEY_PREVIOUS, or secrets.json's; what POST /admin/v1/master-key/rotation names)
   operators create --name NAME                (a named operator token, shown once; TMS_ADMIN_TOKEN stays the bootstrap)
   operators list | revoke TOKEN_ID
   audit [--workspace ID] [--limit N] [--offset N]
@@ -435,6 +437,9 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
       if (generateKey || forgetPrevious) return runMasterKeyFileStep({ ctx, input: { step: generateKey ? 'generate-key' : 'forget-previous' } });
       return presentMasterKeyRotation(await reEncryptStoredSecrets({ ctx, input: {} }));
     }
+    // `master-key-ids` has no verb either: reading them is all there is.
+    case 'master-key-ids ':
+      return readMasterKeyIds({ ctx, input: {} });
     case 'users list':
       return presentTeamForOperator(await listTeam({ ctx, input: { workspaceId: positional(args, 0, 'workspace id') } }));
     // `backup FILE` has no verb: the file takes its place.

@@ -238,6 +238,12 @@ export const ERROR_CATALOGUE = {
       'Operator API: a master key rotation re-encrypted what it could, but stored secrets are still not under the current master key: ones the process cannot read under either of its keys (the message names each, and why), or ones that changed while it ran.',
     action: 'Keep TMS_MASTER_KEY_PREVIOUS. Run the rotation again; for unreadable secrets, give the process the key they name, or replace them (see the README, Rotating the master key).',
   },
+  master_key_mismatch: {
+    status: 409,
+    meaning:
+      'Operator API: a master key rotation named the key to rotate to (`master_key_id`), and the process that answered holds another as its current key (it has not been deployed, or restarted, with the new key: a rolling deployment behind a load balancer, say); the message names both ids. Nothing was re-encrypted.',
+    action: 'Deploy the new key as TMS_MASTER_KEY to every process (embedded: restart `tms start`), then call again. Keep TMS_MASTER_KEY_PREVIOUS.',
+  },
   webhook_delivery_not_redeliverable: {
     status: 409,
     meaning: 'The delivery report cannot be redelivered: its API key is revoked or has no webhook URL.',

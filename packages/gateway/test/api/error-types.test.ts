@@ -131,6 +131,11 @@ const PROVOCATIONS: Provocation[] = [
       gateway.admin('PUT', `/workspaces/${ws.workspaceId}/sender-accounts/oa${unique('unreachable')}`, { name: 'x', daily_quota: 1, app_id: 'a', app_secret: 's', refresh_token: 'r' }),
   },
   {
+    type: 'master_key_mismatch',
+    how: 'a master key rotation to a key the answering process does not hold as its current one (operator)',
+    request: ({ gateway }) => gateway.admin('POST', '/master-key/rotation', { master_key_id: '0123456789abcdef' }),
+  },
+  {
     type: 'template_taken',
     how: "registering another workspace's template id (operator)",
     request: async ({ gateway, ws }) => {
