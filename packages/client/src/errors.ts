@@ -65,6 +65,7 @@ export const TMS_ERROR_TYPES = [
   'internal_error',
   'service_unavailable',
   'platform_unavailable',
+  'insufficient_disk_space',
 ] as const;
 
 export type TmsErrorType = (typeof TMS_ERROR_TYPES)[number];

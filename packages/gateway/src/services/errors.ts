@@ -303,14 +303,21 @@ export const ERROR_CATALOGUE = {
   },
   service_unavailable: {
     status: 503,
-    meaning: 'The gateway is shutting down or cannot reach its store.',
-    action: 'Retry with the same Idempotency-Key after a short wait.',
+    meaning:
+      'The gateway is shutting down or cannot reach its store; or (operator API) a backup was asked for while this process is taking another one (with `Retry-After`), or its download was abandoned before it was sent.',
+    action: 'Retry with the same Idempotency-Key after a short wait (the seconds in `Retry-After` when given).',
   },
   platform_unavailable: {
     status: 503,
     meaning:
       'Operator API: a change the gateway checks with the platform first (connecting or reconnecting a sender account, registering a template) could not be checked: the platform did not answer, or answered "try again later". Nothing was stored.',
     action: 'Retry after a short wait. To set up where the platform cannot be reached, repeat with `?verify=false` (`--no-verify`).',
+  },
+  insufficient_disk_space: {
+    status: 503,
+    meaning:
+      "Operator API: a backup was refused before it began because the file system it would be written to (for a download, the data directory's) has less free space than the database and its write-ahead log plus a margin (10 %, at least 64 MiB); the message has both sizes. Nothing was written.",
+    action: 'Free space on that file system, then ask again; `tms admin backup FILE` can also write to another file system. Retrying unchanged will not help.',
   },
 } as const satisfies Record<string, ErrorTypeEntry>;
 

@@ -253,7 +253,9 @@ const PROVOKED_ELSEWHERE: Partial<Record<ErrorType, string>> = {
   sender_account_changed:
     "needs another request to connect a sender account and disconnect it again between two database reads of a reconnect's check; nothing outside the process can time that (services/admin/sender-accounts.ts, failedCheck)",
   template_refused: 'needs a platform that does not know the template: test/operator/platform-checks.test.ts',
-  service_unavailable: 'only a gateway that is shutting down or has lost its store answers it: test/durability/crash.test.ts',
+  service_unavailable:
+    'only a gateway that is shutting down or has lost its store answers it (test/durability/crash.test.ts), or one asked for a second backup while it takes one (test/durability/backup.test.ts)',
+  insufficient_disk_space: 'needs a file system with less free space than the database: test/durability/backup.test.ts and src/store/sqlite-backup.test.ts',
 };
 
 describe('error catalogue coverage', () => {
