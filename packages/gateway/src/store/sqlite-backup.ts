@@ -278,7 +278,8 @@ export function backupSqliteDatabaseOffThread(request: SqliteBackupRequest, sign
     };
     function stop(): void {
       answer(() => {
-        void thread.terminate().finally(() => reject(new BackupAbortedError(request.target)));
+        const aborted = (): void => reject(new BackupAbortedError(request.target));
+        void thread.terminate().then(aborted, aborted);
       });
     }
     signal?.addEventListener('abort', stop, { once: true });
