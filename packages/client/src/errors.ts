@@ -45,11 +45,13 @@ export const TMS_ERROR_TYPES = [
   'message_not_queued',
   'idempotency_key_in_flight',
   'sender_account_taken',
+  'sender_account_changed',
   'console_user_taken',
   'last_owner',
   'template_taken',
   'webhook_delivery_pending',
   'master_key_rotation_incomplete',
+  'master_key_mismatch',
   'webhook_delivery_not_redeliverable',
   'payload_too_large',
   'uri_too_long',
@@ -63,6 +65,7 @@ export const TMS_ERROR_TYPES = [
   'internal_error',
   'service_unavailable',
   'platform_unavailable',
+  'insufficient_disk_space',
 ] as const;
 
 export type TmsErrorType = (typeof TMS_ERROR_TYPES)[number];

@@ -129,7 +129,30 @@ export class AccessTokens {
    * account is no longer disconnected) or PlatformUnavailableError.
    */
   async accessTokenWhileDisconnected(oaId: string): Promise<string> {
+    // A token cached while the account was connected may no longer be the row's: left in place, it
+    // would make reportRejected ignore the platform refusing the row's token, and the check would
+    // be handed that refused token again.
+    this.forget(oaId);
     return this.obtain(oaId, 'disconnected');
+  }
+
+  /**
+   * The tokens of a disconnected account in the shape callAsAccount takes, for the platform check
+   * before it is connected again: accessTokenWhileDisconnected stands in for accessTokenFor.
+   */
+  whileDisconnected(): Pick<AccessTokens, 'accessTokenFor' | 'reportRejected'> {
+    return {
+      accessTokenFor: (oaId) => this.accessTokenWhileDisconnected(oaId),
+      reportRejected: (oaId, token) => this.reportRejected(oaId, token),
+    };
+  }
+
+  /**
+   * Drops the OA's cached access token, so the next use reads the row: the operator disconnected
+   * the account or connected it with new credentials, and the cached token speaks for neither.
+   */
+  forget(oaId: string): void {
+    this.cache.delete(oaId);
   }
 
   /**

@@ -12,9 +12,9 @@ import { presentBalanceChange, presentWallet, presentWorkspace, presentWorkspace
 import { runBackupCommand } from './backup-command.ts';
 import { changeApiKey, createApiKey, listApiKeys } from '../services/admin/api-keys.ts';
 import { connectSenderAccount, disconnectSenderAccount, listSenderAccounts, reconnectSenderAccount, type ConnectSenderAccountInput } from '../services/admin/sender-accounts.ts';
-import { reEncryptStoredSecrets, runMasterKeyFileStep } from '../services/admin/rotate-master-key.ts';
+import { readMasterKeyIds, reEncryptStoredSecrets, runMasterKeyFileStep } from '../services/admin/rotate-master-key.ts';
 import { presentMasterKeyRotation } from '../http/presenters/master-key-rotation.ts';
-import { MAX_INT32 } from '../lib/limits.ts';
+import { MAX_ACTIVITY_PAGE_SIZE, MAX_INT32, MAX_OPERATOR_PAGE_SIZE } from '../lib/limits.ts';
 import { listWorkspaceTemplates, registerTemplate, type RegisterTemplateInput } from '../services/admin/templates.ts';
 import { findMessageAnywhere, readWorkspaceQuota, searchMessages } from '../services/admin/support.ts';
 import { adjustWallet, readWallet, topUp } from '../services/admin/wallets.ts';
@@ -91,6 +91,8 @@ export const ADMIN_USAGE = `tms admin <resource> <verb> [arguments] [--json]
               too; safe to repeat; also POST /admin/v1/master-key/rotation. Embedded key in secrets.json:
               --generate-key stages a new one first, --forget-previous drops the old one last (these two
               only here). See the README, Rotating the master key)
+  master-key-ids              (the ids of the master keys this command holds: TMS_MASTER_KEY and
+              TMS_MASTER_KEY_PREVIOUS, or secrets.json's; what POST /admin/v1/master-key/rotation names)
   operators create --name NAME                (a named operator token, shown once; TMS_ADMIN_TOKEN stays the bootstrap)
   operators list | revoke TOKEN_ID
   audit [--workspace ID] [--limit N] [--offset N]
@@ -146,7 +148,7 @@ function wholeNumber(text: string | undefined, what: string): number {
   return Number(text);
 }
 
-/** --limit (1 to `maxLimit`) and --offset, as the HTTP lists take them; absent ones are left to the verb. */
+/** --limit (1 to `maxLimit`, the HTTP list's own bound) and --offset, as the HTTP lists take them; absent ones are left to the verb. */
 function paging(values: Values, maxLimit: number): { limit?: number; offset?: number } {
   const limit = values.limit === undefined ? undefined : wholeNumber(optional(values, 'limit'), '--limit');
   const offset = values.offset === undefined ? undefined : wholeNumber(optional(values, 'offset'), '--offset');
@@ -273,11 +275,11 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
   const [resource, verb, ...args] = positionals;
   // `activity WORKSPACE_ID` has no verb: the log is all there is to do with it.
   if (resource === 'activity') {
-    const input = { workspaceId: positional(positionals, 1, 'workspace id'), ...paging(values, 200) };
+    const input = { workspaceId: positional(positionals, 1, 'workspace id'), ...paging(values, MAX_ACTIVITY_PAGE_SIZE) };
     return presentActivityForOperator(await readWorkspaceActivity({ ctx, input }));
   }
   if (resource === 'audit') {
-    const input = { workspaceId: optional(values, 'workspace'), ...paging(values, 500) };
+    const input = { workspaceId: optional(values, 'workspace'), ...paging(values, MAX_OPERATOR_PAGE_SIZE) };
     return presentAuditPage(await listOperatorAudit({ ctx, input }));
   }
   // `quota WORKSPACE_ID` has no verb either: reading it is all there is.
@@ -295,7 +297,7 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
       return presentWorkspace(await createWorkspace({ ctx, input }));
     }
     case 'workspaces list':
-      return presentWorkspaceList(await listWorkspaces({ ctx, input: paging(values, 500) }));
+      return presentWorkspaceList(await listWorkspaces({ ctx, input: paging(values, MAX_OPERATOR_PAGE_SIZE) }));
     case 'workspaces show':
       return presentWorkspace(await getWorkspace({ ctx, input: { id: positional(args, 0, 'workspace id') } }));
     case 'workspaces suspend':
@@ -326,7 +328,7 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
       return presentBalanceChange(await adjustWallet({ ctx, input }));
     }
     case 'wallet show': {
-      const input = { workspaceId: positional(args, 0, 'workspace id'), ...paging(values, 500) };
+      const input = { workspaceId: positional(args, 0, 'workspace id'), ...paging(values, MAX_OPERATOR_PAGE_SIZE) };
       return presentWallet(await readWallet({ ctx, input }));
     }
     case 'keys create': {
@@ -411,7 +413,7 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
         status: optional(values, 'status'),
         since: optional(values, 'since'),
         until: optional(values, 'until'),
-        ...paging(values, 500),
+        ...paging(values, MAX_OPERATOR_PAGE_SIZE),
       };
       return presentDeliveryList(await listWebhookDeliveries({ ctx, input }));
     }
@@ -435,6 +437,9 @@ export async function runAdminCommand(ctx: Context<OperatorCaller>, argv: string
       if (generateKey || forgetPrevious) return runMasterKeyFileStep({ ctx, input: { step: generateKey ? 'generate-key' : 'forget-previous' } });
       return presentMasterKeyRotation(await reEncryptStoredSecrets({ ctx, input: {} }));
     }
+    // `master-key-ids` has no verb either: reading them is all there is.
+    case 'master-key-ids ':
+      return readMasterKeyIds({ ctx, input: {} });
     case 'users list':
       return presentTeamForOperator(await listTeam({ ctx, input: { workspaceId: positional(args, 0, 'workspace id') } }));
     // `backup FILE` has no verb: the file takes its place.

@@ -8,6 +8,15 @@
 /** PostgreSQL `integer` columns (template_type, rate limits) and paging offsets. */
 export const MAX_INT32 = 2_147_483_647;
 
+/**
+ * The largest `limit` of one page of an operator list (/admin/v1 and `tms admin` alike): the
+ * workspaces, a wallet's ledger, the audit log, delivery reports, a message search.
+ */
+export const MAX_OPERATOR_PAGE_SIZE = 500;
+
+/** The largest `limit` of one page of a workspace's activity log (the console's and the operator's). */
+export const MAX_ACTIVITY_PAGE_SIZE = 200;
+
 /** The highest rate limit an API key may be given, requests per second. */
 export const MAX_RATE_LIMIT_PER_SECOND = 1_000_000;
 

@@ -3,6 +3,7 @@ import { ADMIN_USAGE, formatForHumans, runAdminCommand } from '../cli/admin-comm
 import { ConfigError, parseConfig, type Config } from '../config/config.ts';
 import { requireExistingInstallation } from '../config/data-directory.ts';
 import { resolveSecrets } from '../config/secrets.ts';
+import { removeAbandonedBackupDownloads } from '../services/admin/database-backup.ts';
 import { ensureDemoOwner, ensureDemoWorkspace } from '../services/demo.ts';
 import { ApiError } from '../services/errors.ts';
 import { findMasterKeyMismatch } from '../services/master-keys.ts';
@@ -101,6 +102,8 @@ async function serve(roles: { api: boolean; worker: boolean }, withDemo: boolean
   const runtime = await createRuntime(config, { log, writeLock: writeLock ?? undefined, walCheckpoints: 'background' });
   await requireReadableSecrets(runtime);
   const operator = runtime.contextFor({ kind: 'operator' });
+  // Before the API takes a request, so every download copy there is one an earlier process left.
+  if (roles.api) removeAbandonedBackupDownloads({ ctx: operator, input: {} });
   const demo = withDemo && config.database.kind === 'sqlite' && config.demoSeed ? await ensureDemoWorkspace({ ctx: operator, input: {} }) : null;
   const demoOwner = demo ? await ensureDemoOwner({ ctx: operator, input: { workspaceId: demo.workspaceId } }) : null;
   let service: RunningService;

@@ -9,6 +9,7 @@ import { PlatformQuota } from '../caches/platform-quota.ts';
 import type { Config } from '../config/config.ts';
 import { masterKeyRing } from '../config/master-key.ts';
 import { createAcceptanceWriter } from '../infrastructure/acceptance-writer.ts';
+import { BackupSlot } from '../infrastructure/backup-slot.ts';
 import { createDeliveryEventWriter } from '../infrastructure/delivery-event-writer.ts';
 import { Metrics } from '../infrastructure/metrics.ts';
 import { ZnsClient } from '../platform/zns-client.ts';
@@ -29,8 +30,8 @@ export interface Stoppable {
 /**
  * The one object that owns every long-lived part of a process: the store's pool, the platform
  * client, the caches, the group-commit writers, and (once started) the HTTP server and worker
- * loops. `close()` takes them down in order: servers stop taking work, loops finish theirs, the
- * writers commit what they hold, then the platform client and the store close.
+ * loops. `close()` takes them down in order: a backup being copied stops, servers stop taking work,
+ * loops finish theirs, the writers commit what they hold, then the platform client and the store close.
  */
 export interface Runtime extends ServiceParts {
   readonly appliedMigrations: string[];
@@ -98,6 +99,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     idempotencyKeysInFlight: new Set(),
     signInThrottle: new SignInThrottle(clock),
     messageCounts: new MessageCounts(store, clock),
+    backups: new BackupSlot(),
   };
   const servers: Stoppable[] = [];
   const loops: Stoppable[] = [];
@@ -112,6 +114,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         failures.push(error);
       }
     };
+    // A backup being copied would hold its request, and the server's close, for as long as the copy takes.
+    parts.backups.abandon();
     for (const server of servers.splice(0)) await step(() => server.stop());
     await step(() => Promise.all(loops.splice(0).map((loop) => loop.stop())));
     // Loops and requests may have handed work to the writers up to the moment they stopped.

@@ -10,6 +10,7 @@ import type { SignInThrottle } from '../caches/sign-in-throttle.ts';
 import type { MessageCounts } from '../caches/message-counts.ts';
 import type { Config } from '../config/config.ts';
 import type { AcceptanceWriter } from '../infrastructure/acceptance-writer.ts';
+import type { BackupSlot } from '../infrastructure/backup-slot.ts';
 import type { DeliveryEventWriter } from '../infrastructure/delivery-event-writer.ts';
 import type { Metrics } from '../infrastructure/metrics.ts';
 import type { ZnsClient } from '../platform/zns-client.ts';
@@ -50,6 +51,8 @@ export interface ServiceParts {
   readonly signInThrottle: SignInThrottle;
   /** The console overview's message counts, kept briefly for busy workspaces. */
   readonly messageCounts: MessageCounts;
+  /** The one backup this process may take at a time. */
+  readonly backups: BackupSlot;
 }
 
 /** A public API request, authenticated by an API key of a workspace. */

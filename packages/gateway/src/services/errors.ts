@@ -206,6 +206,12 @@ export const ERROR_CATALOGUE = {
     meaning: 'The sender account is connected to another workspace (operator API).',
     action: 'Disconnect it there first.',
   },
+  sender_account_changed: {
+    status: 409,
+    meaning:
+      'Operator API: another request changed the sender account (connected it, or connected and disconnected it again) while a reconnect was checking it with the platform, so the check no longer speaks for it. The reconnect changed nothing.',
+    action: 'Read the account (GET /admin/v1/workspaces/{id}/sender-accounts) and reconnect it again if it should send.',
+  },
   console_user_taken: {
     status: 409,
     meaning: 'A console user with this e-mail address exists already (an address belongs to one workspace).',
@@ -231,6 +237,12 @@ export const ERROR_CATALOGUE = {
     meaning:
       'Operator API: a master key rotation re-encrypted what it could, but stored secrets are still not under the current master key: ones the process cannot read under either of its keys (the message names each, and why), or ones that changed while it ran.',
     action: 'Keep TMS_MASTER_KEY_PREVIOUS. Run the rotation again; for unreadable secrets, give the process the key they name, or replace them (see the README, Rotating the master key).',
+  },
+  master_key_mismatch: {
+    status: 409,
+    meaning:
+      'Operator API: a master key rotation named the key to rotate to (`master_key_id`), and the process that answered holds another as its current key (it has not been deployed, or restarted, with the new key: a rolling deployment behind a load balancer, say); the message names both ids. Nothing was re-encrypted.',
+    action: 'Deploy the new key as TMS_MASTER_KEY to every process (embedded: restart `tms start`), then call again. Keep TMS_MASTER_KEY_PREVIOUS.',
   },
   webhook_delivery_not_redeliverable: {
     status: 409,
@@ -291,14 +303,21 @@ export const ERROR_CATALOGUE = {
   },
   service_unavailable: {
     status: 503,
-    meaning: 'The gateway is shutting down or cannot reach its store.',
-    action: 'Retry with the same Idempotency-Key after a short wait.',
+    meaning:
+      'The gateway is shutting down or cannot reach its store; or (operator API) a backup was asked for while this process is taking another one (with `Retry-After`), or its download was abandoned before it was sent.',
+    action: 'Retry with the same Idempotency-Key after a short wait (the seconds in `Retry-After` when given).',
   },
   platform_unavailable: {
     status: 503,
     meaning:
       'Operator API: a change the gateway checks with the platform first (connecting or reconnecting a sender account, registering a template) could not be checked: the platform did not answer, or answered "try again later". Nothing was stored.',
     action: 'Retry after a short wait. To set up where the platform cannot be reached, repeat with `?verify=false` (`--no-verify`).',
+  },
+  insufficient_disk_space: {
+    status: 503,
+    meaning:
+      "Operator API: a backup was refused before it began because the file system it would be written to (for a download, the data directory's) has less free space than the database and its write-ahead log plus a margin (10 %, at least 64 MiB); the message has both sizes. Nothing was written.",
+    action: 'Free space on that file system, then ask again; `tms admin backup FILE` can also write to another file system. Retrying unchanged will not help.',
   },
 } as const satisfies Record<string, ErrorTypeEntry>;
 

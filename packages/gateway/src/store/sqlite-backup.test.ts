@@ -1,8 +1,17 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BackupDirectoryMissingError, BackupTargetExistsError, BackupTargetIsLiveDatabaseError, backupSqliteDatabase } from './sqlite-backup.ts';
+import {
+  BackupAbortedError,
+  BackupDirectoryMissingError,
+  BackupSpaceInsufficientError,
+  BackupTargetExistsError,
+  BackupTargetIsLiveDatabaseError,
+  backupSqliteDatabase,
+  backupSqliteDatabaseOffThread,
+  spaceNeededForCopy,
+} from './sqlite-backup.ts';
 import { openSqliteDatabase, type SqliteConnection } from './sqlite-driver.ts';
 
 describe('backupSqliteDatabase', () => {
@@ -14,7 +23,7 @@ describe('backupSqliteDatabase', () => {
   });
 
   /** A live WAL database with a messages table, held open like the service holds it. */
-  function liveDatabase(messages: number): { directory: string; file: string; live: SqliteConnection } {
+  function liveDatabase(messages: number, bodyBytes = 100): { directory: string; file: string; live: SqliteConnection } {
     const directory = mkdtempSync(join(tmpdir(), 'tms-backup-'));
     directories.push(directory);
     const file = join(directory, 'tms.sqlite');
@@ -24,7 +33,7 @@ describe('backupSqliteDatabase', () => {
     live.exec('CREATE TABLE messages (id TEXT PRIMARY KEY, body TEXT NOT NULL)');
     const insert = live.prepare('INSERT INTO messages (id, body) VALUES (?, ?)');
     live.transaction(() => {
-      for (let index = 0; index < messages; index += 1) insert.run(`msg_${index}`, 'x'.repeat(100));
+      for (let index = 0; index < messages; index += 1) insert.run(`msg_${index}`, 'x'.repeat(bodyBytes));
     })();
     return { directory, file, live };
   }
@@ -43,8 +52,9 @@ describe('backupSqliteDatabase', () => {
     expect(copy.pragma('journal_mode', { simple: true })).toBe('delete');
   });
 
-  it('holds one snapshot while another connection keeps committing', async () => {
-    const { directory, file } = liveDatabase(20_000);
+  it('holds one snapshot while another connection keeps committing, across many steps', async () => {
+    // About 24 MB: several thousand pages, so the copy takes several steps with commits between them.
+    const { directory, file } = liveDatabase(20_000, 1_000);
     const writer = openSqliteDatabase(file);
     connections.push(writer);
     const insert = writer.prepare('INSERT INTO messages (id, body) VALUES (?, ?)');
@@ -56,6 +66,8 @@ describe('backupSqliteDatabase', () => {
     }, 0);
     try {
       const result = await backupSqliteDatabase({ source: file, target: join(directory, 'backup.sqlite'), overwrite: false });
+      expect(result.pages).toBeGreaterThan(5_000);
+      expect(written).toBeGreaterThan(0);
       expect(result.messages).toBeGreaterThanOrEqual(20_000);
       expect(result.messages).toBeLessThanOrEqual(20_000 + written);
     } finally {
@@ -87,6 +99,41 @@ describe('backupSqliteDatabase', () => {
   it('says so when the target directory does not exist', async () => {
     const { directory, file } = liveDatabase(1);
     await expect(backupSqliteDatabase({ source: file, target: join(directory, 'missing', 'backup.sqlite'), overwrite: false })).rejects.toBeInstanceOf(BackupDirectoryMissingError);
+  });
+
+  it('asks for the database and its log plus 10 %, and at least 64 MiB, of free space', () => {
+    const MIB = 1024 * 1024;
+    expect(spaceNeededForCopy(0)).toBe(64 * MIB);
+    expect(spaceNeededForCopy(100 * MIB)).toBe(164 * MIB);
+    expect(spaceNeededForCopy(10_000 * MIB)).toBe(11_000 * MIB);
+  });
+
+  it("refuses a copy that the target's file system has no room for, before writing anything", async () => {
+    const { directory, file } = liveDatabase(3);
+    const { bavail, bsize } = statfsSync(directory);
+    const freeBytes = bavail * bsize;
+    // The write-ahead log, grown (sparse, taking no space) past what the file system has free.
+    truncateSync(`${file}-wal`, freeBytes + 1024 ** 3);
+    const refused = await backupSqliteDatabase({ source: file, target: join(directory, 'backup.sqlite'), overwrite: false }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(BackupSpaceInsufficientError);
+    expect((refused as BackupSpaceInsufficientError).neededBytes).toBeGreaterThan(freeBytes + 1024 ** 3);
+    expect((refused as BackupSpaceInsufficientError).availableBytes).toBeLessThan((refused as BackupSpaceInsufficientError).neededBytes);
+    expect(readdirSync(directory).filter((name) => !name.startsWith('tms.sqlite'))).toEqual([]);
+  });
+
+  it('stops the copy thread when asked, and answers once it has ended and let go of the live database', async () => {
+    const { directory, file, live } = liveDatabase(20_000);
+    const already = new AbortController();
+    already.abort();
+    await expect(backupSqliteDatabaseOffThread({ source: file, target: join(directory, 'never.sqlite'), overwrite: false }, already.signal)).rejects.toBeInstanceOf(BackupAbortedError);
+
+    const stop = new AbortController();
+    const copying = backupSqliteDatabaseOffThread({ source: file, target: join(directory, 'stopped.sqlite'), overwrite: false }, stop.signal);
+    stop.abort();
+    await expect(copying).rejects.toBeInstanceOf(BackupAbortedError);
+    expect(readdirSync(directory)).not.toContain('stopped.sqlite');
+    // No reader of the stopped thread holds the log: a checkpoint can restart it.
+    expect(live.pragma('wal_checkpoint(TRUNCATE)')).toEqual([expect.objectContaining({ busy: 0 })]);
   });
 
   it('leaves nothing behind when the copy cannot be finished', async () => {

@@ -131,6 +131,11 @@ const PROVOCATIONS: Provocation[] = [
       gateway.admin('PUT', `/workspaces/${ws.workspaceId}/sender-accounts/oa${unique('unreachable')}`, { name: 'x', daily_quota: 1, app_id: 'a', app_secret: 's', refresh_token: 'r' }),
   },
   {
+    type: 'master_key_mismatch',
+    how: 'a master key rotation to a key the answering process does not hold as its current one (operator)',
+    request: ({ gateway }) => gateway.admin('POST', '/master-key/rotation', { master_key_id: '0123456789abcdef' }),
+  },
+  {
     type: 'template_taken',
     how: "registering another workspace's template id (operator)",
     request: async ({ gateway, ws }) => {
@@ -245,8 +250,12 @@ const PROVOKED_ELSEWHERE: Partial<Record<ErrorType, string>> = {
   request_timeout: "Node's request timeout is minutes long; the answer is the same raw envelope as headers_too_large",
   internal_error: 'only an unexpected failure inside the gateway produces it',
   sender_account_refused: 'needs a platform that refuses the credentials: test/operator/platform-checks.test.ts',
+  sender_account_changed:
+    "needs another request to connect a sender account and disconnect it again between two database reads of a reconnect's check; nothing outside the process can time that (services/admin/sender-accounts.ts, failedCheck)",
   template_refused: 'needs a platform that does not know the template: test/operator/platform-checks.test.ts',
-  service_unavailable: 'only a gateway that is shutting down or has lost its store answers it: test/durability/crash.test.ts',
+  service_unavailable:
+    'only a gateway that is shutting down or has lost its store answers it (test/durability/crash.test.ts), or one asked for a second backup while it takes one (test/durability/backup.test.ts)',
+  insufficient_disk_space: 'needs a file system with less free space than the database: test/durability/backup.test.ts and src/store/sqlite-backup.test.ts',
 };
 
 describe('error catalogue coverage', () => {

@@ -7,12 +7,13 @@
  * GET /admin/v1/backup: the same copy streamed while sends go on, nothing left on the server's
  * disk or open in the process, whether the download ends or is cut off; refused on PostgreSQL.
  */
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statfsSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { get as httpGet, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/config.ts';
+import { BACKUP_BUSY_RETRY_AFTER_SECONDS, DOWNLOAD_DIRECTORY_PREFIX } from '../../src/services/admin/database-backup.ts';
 import { openStore } from '../../src/store/database.ts';
 import { openSqliteDatabase } from '../../src/store/sqlite-driver.ts';
 import { expectError } from '../api/helpers.ts';
@@ -223,6 +224,59 @@ describe('tms admin backup on SQLite', () => {
   }, 120_000);
 });
 
+describe('backups and the disk on SQLite', () => {
+  let database: TestDatabase;
+  let env: Record<string, string>;
+  let gateway: GatewayProcess | null = null;
+  const scratch: string[] = [];
+
+  beforeAll(async () => {
+    database = await createTestDatabase('sqlite');
+    env = gatewayEnvironment(database);
+    const migrated = await runTms(['migrate'], env);
+    expect(migrated.code, migrated.stderr).toBe(0);
+  });
+  afterAll(async () => {
+    await gateway?.kill();
+    await database?.drop();
+    for (const directory of scratch) rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('refuses a backup its file system has no room for, saying how much it needs, and writes nothing', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'tms-backup-space-'));
+    scratch.push(directory);
+    const target = join(directory, 'backup.sqlite');
+    const wal = join(database.env.TMS_DATA_DIR!, 'tms.sqlite-wal');
+    const { bavail, bsize } = statfsSync(directory);
+    // A write-ahead log grown (sparse: it takes no space) past the free space, as after a burst of writes.
+    // SQLite reads a log only as far as its valid frames, and the command's own connection removes it on close.
+    writeFileSync(wal, '');
+    truncateSync(wal, bavail * bsize + 1024 ** 3);
+    const refused = await runTms(['admin', 'backup', target], env);
+    expect(refused.code, refused.stdout).toBe(1);
+    expect(refused.stderr).toMatch(/not enough free space for a backup in .+: its file system has \d+ MiB free, and a copy of the database \(with its write-ahead log\) and a margin need \d+ MiB/);
+    expect(readdirSync(directory)).toEqual([]);
+    rmSync(wal, { force: true });
+    // With room, the same backup is taken.
+    const taken = await runTms(['admin', 'backup', target], env);
+    expect(taken.code, taken.stderr).toBe(0);
+  }, 120_000);
+
+  it('tms api removes the download copies an earlier process left in the data directory when it starts, and says so', async () => {
+    const dataDir = database.env.TMS_DATA_DIR!;
+    const leftover = join(dataDir, `${DOWNLOAD_DIRECTORY_PREFIX}AbC123`);
+    mkdirSync(leftover, { mode: 0o700 });
+    writeFileSync(join(leftover, '.tms-backup.sqlite.partial-4242-1'), 'a copy cut short by a crash');
+    const unrelated = join(dataDir, 'backup-download-notes.txt');
+    writeFileSync(unrelated, 'not ours to remove');
+    gateway = await startGatewayProcess({ ...env, TMS_LOG_LEVEL: 'warn' });
+    expect(existsSync(leftover)).toBe(false);
+    expect(existsSync(unrelated)).toBe(true);
+    expect(gateway.output()).toContain('removed backup download copies left by a process stopped during a download');
+    expect(gateway.output()).toContain(`${DOWNLOAD_DIRECTORY_PREFIX}AbC123`);
+  }, 120_000);
+});
+
 describe.runIf(STORE_KINDS.includes('postgres'))('tms admin backup on PostgreSQL', () => {
   let database: TestDatabase;
 
@@ -248,6 +302,8 @@ describe.runIf(STORE_KINDS.includes('postgres'))('tms admin backup on PostgreSQL
 /** Rows of filler in the audit log, so that a download is far larger than a loopback connection buffers. */
 const FILLER_ROWS = 500;
 const FILLER_ROW_BYTES = 100_000;
+/** More filler, so that the copy itself lasts long enough to be cut off in the middle (about 300 MB in all). */
+const COPY_FILLER_ROWS = 2_500;
 
 describe.each(STORE_KINDS)('GET /admin/v1/backup (%s)', (kind) => {
   let gateway: TestGateway;
@@ -264,7 +320,7 @@ describe.each(STORE_KINDS)('GET /admin/v1/backup (%s)', (kind) => {
   });
 
   /** What downloads left in the data directory. */
-  const leftInDataDirectory = (): string[] => readdirSync(gateway.config.dataDir).filter((name) => name.startsWith('.backup-download-'));
+  const leftInDataDirectory = (): string[] => readdirSync(gateway.config.dataDir).filter((name) => name.startsWith(DOWNLOAD_DIRECTORY_PREFIX));
   /** Descriptors this process (the gateway runs in it) holds open on a download's copy. */
   const openCopies = (): string[] =>
     readdirSync('/proc/self/fd')
@@ -275,8 +331,39 @@ describe.each(STORE_KINDS)('GET /admin/v1/backup (%s)', (kind) => {
           return '';
         }
       })
-      .filter((target) => target.includes('/.backup-download-'));
-  const backupEntries = async () => ((await gateway.admin('GET', '/audit?limit=500')).body.entries as { action: string }[]).filter((entry) => entry.action === 'database.backup');
+      .filter((target) => target.includes(`/${DOWNLOAD_DIRECTORY_PREFIX}`));
+  // The newest entries are enough: the filler below is the oldest part of the log.
+  const backupEntries = async () => ((await gateway.admin('GET', '/audit?limit=50')).body.entries as { action: string; after: Record<string, unknown> }[]).filter((entry) => entry.action === 'database.backup');
+  /** The bytes copied so far into a download's partial file (0 before the copy begins). */
+  const copied = (): number => {
+    for (const directory of leftInDataDirectory()) {
+      for (const name of readdirSync(join(gateway.config.dataDir, directory))) {
+        if (name.includes('.partial-') && !name.endsWith('-journal')) return statSync(join(gateway.config.dataDir, directory, name), { throwIfNoEntry: false })?.size ?? 0;
+      }
+    }
+    return 0;
+  };
+  /** Fills the audit log with `rows` rows of FILLER_ROW_BYTES, so that copying the database takes a while. */
+  async function addFiller(rows: number): Promise<void> {
+    const filler = 'x'.repeat(FILLER_ROW_BYTES);
+    const first = (await gateway.runtime.store.db.selectFrom('audit_log').select(({ fn }) => fn.countAll<number>().as('count')).where('action', '=', 'test.filler').executeTakeFirstOrThrow()).count;
+    for (let offset = 0; offset < rows; offset += 50) {
+      const batch = Array.from({ length: Math.min(50, rows - offset) }, (_, index) => ({
+        // Ids below every real entry's: the filler reads as the oldest part of the log.
+        id: `act_00000000000000${String(Number(first) + offset + index).padStart(12, '0')}`,
+        workspace_id: null,
+        actor_kind: 'operator' as const,
+        actor_id: null,
+        actor_label: 'test filler',
+        action: 'test.filler',
+        target: null,
+        before_state: null,
+        after_state: JSON.stringify({ filler }),
+        created_at: 0,
+      }));
+      await gateway.runtime.store.db.insertInto('audit_log').values(batch).execute();
+    }
+  }
 
   it.runIf(kind === 'sqlite')(
     'streams a consistent copy while sends are accepted, holding every message answered 202 before the download began',
@@ -320,37 +407,22 @@ describe.each(STORE_KINDS)('GET /admin/v1/backup (%s)', (kind) => {
       expect(leftInDataDirectory()).toEqual([]);
       expect(openCopies()).toEqual([]);
 
-      const [entry] = await backupEntries();
+      // Audited once the answer has ended, as sent whole.
+      const [entry] = await waitFor(backupEntries, (entries) => entries.length === 1, 'the download to be audited');
       expect(entry).toMatchObject({
         workspace_id: null,
         actor: { kind: 'operator', id: null, name: 'bootstrap token' },
         target: null,
         before: null,
-        after: { destination: 'download', messages, bytes: body.length, started_at: response.headers.get('x-backup-started-at') },
+        after: { destination: 'download', completed: true, messages, bytes: body.length, started_at: response.headers.get('x-backup-started-at') },
       });
       expect(JSON.stringify(entry)).not.toContain(gateway.config.adminToken!);
     },
     300_000,
   );
 
-  it.runIf(kind === 'sqlite')('closes the copy and leaves nothing on disk when the client goes away mid-download', async () => {
-    const filler = 'x'.repeat(FILLER_ROW_BYTES);
-    for (let first = 0; first < FILLER_ROWS; first += 50) {
-      const rows = Array.from({ length: 50 }, (_, index) => ({
-        // Ids below every real entry's: the filler reads as the oldest part of the log.
-        id: `act_00000000000000${String(first + index).padStart(12, '0')}`,
-        workspace_id: null,
-        actor_kind: 'operator' as const,
-        actor_id: null,
-        actor_label: 'test filler',
-        action: 'test.filler',
-        target: null,
-        before_state: null,
-        after_state: JSON.stringify({ filler }),
-        created_at: 0,
-      }));
-      await gateway.runtime.store.db.insertInto('audit_log').values(rows).execute();
-    }
+  it.runIf(kind === 'sqlite')('closes the copy and leaves nothing on disk when the client goes away mid-download, one download at a time', async () => {
+    await addFiller(FILLER_ROWS);
     const backupsBefore = (await backupEntries()).length;
 
     const request = httpGet(`${gateway.url}/admin/v1/backup`, { headers: { authorization: `Bearer ${gateway.config.adminToken!}` } });
@@ -366,12 +438,84 @@ describe.each(STORE_KINDS)('GET /admin/v1/backup (%s)', (kind) => {
     // Unread, the answer cannot be all sent: the gateway still reads the copy, which has no name left.
     expect(openCopies()).toEqual([expect.stringMatching(/ \(deleted\)$/)]);
     expect(leftInDataDirectory()).toEqual([]);
+    // Its copy still takes disk space: another backup meanwhile is refused, to be retried later.
+    const meanwhile = await gateway.admin('GET', '/backup');
+    expectError(meanwhile, 'service_unavailable', /one at a time/);
+    expect(meanwhile.headers.get('retry-after')).toBe(String(BACKUP_BUSY_RETRY_AFTER_SECONDS));
+    expect(meanwhile.headers.get('content-disposition')).toBeNull();
 
     request.destroy();
     await waitFor(openCopies, (open) => open.length === 0, 'the copy to be closed once the client went away');
     expect(leftInDataDirectory()).toEqual([]);
-    expect((await backupEntries()).length).toBe(backupsBefore + 1);
+    // Audited once it ended, as not sent whole; the copy itself was finished.
+    const [entry] = await waitFor(backupEntries, (entries) => entries.length === backupsBefore + 1, 'the cut-off download to be audited');
+    expect(entry!.after).toMatchObject({ destination: 'download', completed: false, bytes: Number(response.headers['content-length']), messages: expect.any(Number) });
   }, 120_000);
+
+  it.runIf(kind === 'sqlite')('stops the copy and removes it when the client goes away during the copy, and audits it as not completed', async () => {
+    // A few hundred MB: the copy takes long enough to be cut off while most of it is still to do.
+    await addFiller(COPY_FILLER_ROWS);
+    const backupsBefore = (await backupEntries()).length;
+
+    const request = httpGet(`${gateway.url}/admin/v1/backup`, { headers: { authorization: `Bearer ${gateway.config.adminToken!}` } });
+    request.on('error', () => undefined);
+    let answered = false;
+    request.once('response', () => (answered = true));
+    // Cut off as soon as the copy has begun.
+    while (copied() === 0) {
+      expect(answered).toBe(false);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    request.destroy();
+
+    await waitFor(leftInDataDirectory, (left) => left.length === 0, 'the partial copy to be removed');
+    expect(answered).toBe(false);
+    expect(openCopies()).toEqual([]);
+    // Audited as not completed, with no size: the copy was stopped before it was finished.
+    const [entry] = await waitFor(backupEntries, (entries) => entries.length === backupsBefore + 1, 'the abandoned download to be audited');
+    expect(entry!.after).toEqual({ destination: 'download', completed: false, messages: null, bytes: null, started_at: expect.any(String) });
+
+    // The slot is free again: the next download begins (and is cut off at once).
+    const next = await new Promise<IncomingMessage>((resolve, reject) => {
+      const again = httpGet(`${gateway.url}/admin/v1/backup`, { headers: { authorization: `Bearer ${gateway.config.adminToken!}` } });
+      again.once('response', (answer) => {
+        resolve(answer);
+        again.destroy();
+      });
+      again.once('error', reject);
+    });
+    expect(next.statusCode).toBe(200);
+    await waitFor(openCopies, (open) => open.length === 0, 'the second copy to be closed');
+    await waitFor(backupEntries, (entries) => entries.length === backupsBefore + 2, 'the second download to be audited');
+  }, 180_000);
+
+  // Last: it stops the gateway.
+  it.runIf(kind === 'sqlite')('stops a copy in progress when the service stops, and leaves nothing behind', async () => {
+    const backupsBefore = (await backupEntries()).length;
+    const request = httpGet(`${gateway.url}/admin/v1/backup`, { headers: { authorization: `Bearer ${gateway.config.adminToken!}` } });
+    request.on('error', () => undefined);
+    let answered = false;
+    request.once('response', (answer) => {
+      answered = true;
+      answer.resume();
+    });
+    while (copied() === 0) {
+      expect(answered).toBe(false);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    // As on SIGTERM: the runtime closes, the copy first.
+    await gateway.service.stop();
+    expect(leftInDataDirectory()).toEqual([]);
+    expect(openCopies()).toEqual([]);
+    const store = openStore(gateway.config.database);
+    try {
+      const entries = await store.db.selectFrom('audit_log').select('after_state').where('action', '=', 'database.backup').orderBy('id', 'desc').execute();
+      expect(entries.length).toBe(backupsBefore + 1);
+      expect(JSON.parse(entries[0]!.after_state!)).toMatchObject({ destination: 'download', completed: false, messages: null, bytes: null });
+    } finally {
+      await store.close();
+    }
+  }, 180_000);
 
   it.runIf(kind === 'postgres')('is refused on PostgreSQL, pointing at pg_dump and point-in-time recovery, and takes nothing', async () => {
     const response = await gateway.admin('GET', '/backup');

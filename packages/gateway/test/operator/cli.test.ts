@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/config.ts';
 import { resolveSecrets } from '../../src/config/secrets.ts';
 import { decryptSecret } from '../../src/lib/crypto.ts';
+import { MAX_ACTIVITY_PAGE_SIZE, MAX_OPERATOR_PAGE_SIZE } from '../../src/lib/limits.ts';
 import { openStore } from '../../src/store/database.ts';
 import { STORE_KINDS, createTestDatabase, httpRequest, type TestDatabase } from '../harness.ts';
 import { REPO_ROOT, TMS_BIN, childEnvironment, freePort, killAllTms, runAdminJson, runTms, startTms } from './processes.ts';
@@ -100,6 +101,11 @@ describe.each(STORE_KINDS)('tms admin (%s)', (kind) => {
       expect(wallet.ledger.map((entry: { amount: number }) => entry.amount)).toEqual([5000, 200_000]);
       expect((await admin('wallet', 'show', shopA.id, '--limit', '1')).ledger).toHaveLength(1);
       expect((await admin('wallet', 'show', shopA.id, '--limit', '1', '--offset', '1')).ledger.map((entry: { amount: number }) => entry.amount)).toEqual([200_000]);
+      // The command line's page bounds are the HTTP lists' own.
+      const tooLong = await human('wallet', 'show', shopA.id, '--limit', String(MAX_OPERATOR_PAGE_SIZE + 1));
+      expect(tooLong.code).toBe(1);
+      expect(tooLong.stderr).toContain(`--limit must be 1 to ${MAX_OPERATOR_PAGE_SIZE}`);
+      expect((await human('activity', shopA.id, '--limit', String(MAX_ACTIVITY_PAGE_SIZE + 1))).stderr).toContain(`--limit must be 1 to ${MAX_ACTIVITY_PAGE_SIZE}`);
       expect((await admin('workspaces', 'show', shopA.id)).balance).toBe(205_000);
 
       const credit = await admin('wallet', 'credit', shopA.id, '1500', '--reason', 'goodwill for the outage');

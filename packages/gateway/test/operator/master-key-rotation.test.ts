@@ -268,12 +268,18 @@ describe('rotating the master key kept in secrets.json (embedded)', () => {
       expect(early.code).toBe(1);
       expect(early.stderr).toContain('still need the previous key');
       await expectSignedReport(current.receiver, await first.send(hookKey), hookKey);
+      // Over HTTP, the process not yet restarted refuses to rotate to the staged key, naming both ids, rather than re-encrypt under the old one.
+      const notRestarted = await first.admin('POST', '/master-key/rotation', { master_key_id: staged.master_key_id });
+      expectError(notRestarted, 'master_key_mismatch', new RegExp(`master key ${masterKeyId(oldKey)} as its current key, not ${masterKeyId(newKey)}`));
+      expect(staged.next_step).toContain(`{"master_key_id":"${masterKeyId(newKey)}"}`);
+      // The ids of the keys a command holds, without changing anything: what the POST names.
+      expect(await runAdminJson(['master-key-ids'], { ...current.env, TMS_LOG_LEVEL: 'silent' })).toEqual({ master_key_id: masterKeyId(newKey), previous_master_key_id: masterKeyId(oldKey) });
 
-      // Step 2: restart, so the process reads both keys. Step 3: re-encrypt while it serves.
+      // Step 2: restart, so the process reads both keys. Step 3: re-encrypt while it serves, here over HTTP with the staged key's id.
       await stopGateway(first);
       const second = await startGateway(current, {});
       const duringId = await second.send(hookKey);
-      const rotated = await rotateOk(current, {});
+      const rotated = expectOk(await second.admin('POST', '/master-key/rotation', { master_key_id: staged.master_key_id }), 'rotation').body;
       expect(rotated.re_encrypted).toEqual({ api_key_signing_secrets: 1, app_secrets: 1, refresh_tokens: 1, access_tokens: 1, oa_secret_keys: 1 });
       expect(rotated.complete).toBe(true);
       expect((await rotateOk(current, {})).re_encrypted).toEqual(NOTHING);
@@ -321,7 +327,8 @@ describe.each(STORE_KINDS)('POST /admin/v1/master-key/rotation (%s)', (kind) => 
   });
   afterAll(async () => gateway?.close());
 
-  const rotation = () => gateway.admin('POST', '/master-key/rotation');
+  /** The rotation over HTTP, to the key named (the answering process's current key unless told otherwise). */
+  const rotation = (toKeyId = masterKeyId(newKey)) => gateway.admin('POST', '/master-key/rotation', { master_key_id: toKeyId });
   const rotationEntries = async () => ((await gateway.admin('GET', '/audit?limit=500')).body.entries as any[]).filter((entry) => entry.action === 'master_key.re_encrypt');
   /** Puts the seeded API key's secret and the sender account's app secret and refresh token under `key`, as an older process wrote them. */
   async function sealUnder(key: Buffer, firstFormatApiKey = false): Promise<void> {
@@ -376,6 +383,39 @@ describe.each(STORE_KINDS)('POST /admin/v1/master-key/rotation (%s)', (kind) => 
     const logged = JSON.stringify([fromCommandLine, second, first]);
     for (const secret of [newKey.toString('hex'), oldKey.toString('hex'), masterKeyId(newKey), masterKeyId(oldKey), 'app-secret', seeded.apiKey]) expect(logged).not.toContain(secret);
   }, TEST_TIMEOUT_MS);
+
+  it("refuses, naming both ids, to rotate to a key that is not the answering process's current key, and re-encrypts nothing", async () => {
+    await sealUnder(oldKey);
+    const before = await storedSecrets(db);
+    expect(before.filter((secret) => isSealedUnder(secret.sealed, oldKey)).length).toBe(3);
+    const entriesBefore = (await rotationEntries()).length;
+
+    // Named a key it holds only as its previous one, as a process still on step 2's keys is when asked for the new key.
+    const refused = await rotation(masterKeyId(oldKey));
+    expectError(refused, 'master_key_mismatch');
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.message).toContain(`master key ${masterKeyId(newKey)} as its current key, not ${masterKeyId(oldKey)}`);
+    expect(refused.body.error.message).toContain('only as its previous key');
+    expect(refused.body.error.message).toContain('Nothing was re-encrypted');
+    const unknownKey = masterKeyId(randomBytes(32));
+    const unheld = await rotation(unknownKey);
+    expectError(unheld, 'master_key_mismatch', new RegExp(`current key, not ${unknownKey}`));
+    expect(unheld.body.error.message).not.toContain('only as its previous key');
+    expect(await storedSecrets(db)).toEqual(before);
+    expect((await rotationEntries()).length).toBe(entriesBefore);
+
+    // The key to rotate to is required, as an id.
+    expectError(await gateway.admin('POST', '/master-key/rotation'), 'invalid_request');
+    expectError(await gateway.admin('POST', '/master-key/rotation', {}), 'invalid_request', /master_key_id/);
+    expectError(await gateway.admin('POST', '/master-key/rotation', { master_key_id: newKey.toString('hex') }), 'invalid_request', /master_key_id/);
+    expect(await storedSecrets(db)).toEqual(before);
+
+    // Named right, it runs and completes.
+    const rotated = await rotation();
+    expectStatus(rotated, 200);
+    expect(rotated.body).toMatchObject({ master_key_id: masterKeyId(newKey), re_encrypted: { ...NOTHING, api_key_signing_secrets: 1, app_secrets: 1, refresh_tokens: 1 }, remaining: NOTHING, complete: true });
+    for (const secret of await storedSecrets(db)) expect(isSealedUnder(secret.sealed, newKey), secret.where).toBe(true);
+  });
 
   it('names what remains in the error shape when a secret is under neither of its keys, and audits the attempt', async () => {
     await sealUnder(randomBytes(32));

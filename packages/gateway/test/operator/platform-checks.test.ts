@@ -10,7 +10,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pino from 'pino';
 import { decryptSecret } from '../../src/lib/crypto.ts';
+import { createRuntime } from '../../src/main/runtime.ts';
 import { STORE_KINDS, startTestGateway, type TestGateway } from '../harness.ts';
 import { expectError } from '../api/helpers.ts';
 import { waitFor } from '../wait-for.ts';
@@ -177,6 +179,27 @@ describe.each(STORE_KINDS)('operator changes checked with the platform (%s)', (k
       const response = await reconnect(oa.oa_id);
       expectError(response, 'sender_account_refused');
       expect((await row(oa.oa_id))!.status).toBe('relogin_required');
+    });
+
+    it("reconnects when the platform refuses the stored access token while this process still caches an older one", async () => {
+      const oa = takeOa();
+      expect((await connect(oa)).status).toBe(200);
+      // This process caches the account's token, as a send or a quota lookup does.
+      const cached = await gateway.runtime.accessTokens.accessTokenFor(oa.oa_id);
+      // Another process, finding that token refused, refreshes: the row now holds a newer token.
+      const otherProcess = await createRuntime(gateway.config, { log: pino({ level: 'silent' }) });
+      try {
+        otherProcess.accessTokens.reportRejected(oa.oa_id, cached);
+        expect(await otherProcess.accessTokens.accessTokenFor(oa.oa_id)).not.toBe(cached);
+      } finally {
+        await otherProcess.close();
+      }
+      expect((await disconnect(oa.oa_id)).body.status).toBe('disconnected');
+      // The platform now refuses both tokens; the stored refresh token still works.
+      sim.control.expireAccessTokens(oa.oa_id);
+      const response = await reconnect(oa.oa_id);
+      expect(response.status, response.text).toBe(200);
+      expect(response.body.status).toBe('connected');
     });
 
     it('stays disconnected when the platform cannot be asked', async () => {

@@ -53,7 +53,7 @@ export function stageMasterKey({ ctx }: VerbCall<OperatorCaller, object>): Stage
     master_key_id: masterKeyId(staged.masterKey),
     previous_master_key_id: masterKeyId(staged.previousMasterKey),
     secrets_file: file,
-    next_step: 'restart `tms start` so that it reads both keys, then run `tms admin rotate-master-key`',
+    next_step: `restart \`tms start\` so that it reads both keys, then run \`tms admin rotate-master-key\` (or POST /admin/v1/master-key/rotation with {"master_key_id":"${masterKeyId(staged.masterKey)}"})`,
   };
 }
 

@@ -155,6 +155,8 @@ export async function connectSenderAccount({ ctx, input }: VerbCall<OperatorCall
   }), verified);
   if (!row) throw accountTaken(input.oa_id);
   ctx.parts.catalog.forgetSenderAccount(workspaceId, input.oa_id);
+  // New credentials: a token cached from the old ones must not be sent with any more.
+  ctx.parts.accessTokens.forget(input.oa_id);
   await recordAudit(ctx, {
     action: 'sender_account.connect',
     workspaceId,
@@ -189,14 +191,17 @@ async function setStatus(ctx: Context<OperatorCaller>, account: SenderAccountRow
 }
 
 /**
- * Stops a sender account from sending: new sends naming it are refused (409
+ * Stops a sender account from sending: new sends naming it are refused (400
  * sender_account_not_connected) and its queued messages fail at dispatch with a refund. Its
  * credentials stay, so reconnect() resumes it. Disconnecting a disconnected account changes nothing.
  */
 export async function disconnectSenderAccount({ ctx, input }: VerbCall<OperatorCaller, { workspaceId: string; oaId: string }>): Promise<SenderAccountRow> {
   const account = await requireSenderAccount(ctx, input.workspaceId, input.oaId);
   if (account.status === 'disconnected') return account;
-  return setStatus(ctx, account, 'disconnected', 'sender_account.disconnect');
+  const disconnected = await setStatus(ctx, account, 'disconnected', 'sender_account.disconnect');
+  // What this process cached while the account was connected is no token for the reconnect's check.
+  ctx.parts.accessTokens.forget(input.oaId);
+  return disconnected;
 }
 
 /**
@@ -228,9 +233,7 @@ const STILL_DISCONNECTED = 'The account stays disconnected.';
  * relogin_required, which is what it is.
  */
 async function confirmStoredCredentials(ctx: Context<OperatorCaller>, account: SenderAccountRow): Promise<void> {
-  const tokens = ctx.parts.accessTokens;
-  const whileDisconnected = { accessTokenFor: (oaId: string) => tokens.accessTokenWhileDisconnected(oaId), reportRejected: (oaId: string, token: string) => tokens.reportRejected(oaId, token) };
-  const answer = await callAsAccount(whileDisconnected, account.oa_id, (token) => ctx.parts.platform.getQuota(token)).catch((error: unknown) => failedCheck(ctx, account, error));
+  const answer = await callAsAccount(ctx.parts.accessTokens.whileDisconnected(), account.oa_id, (token) => ctx.parts.platform.getQuota(token)).catch((error: unknown) => failedCheck(ctx, account, error));
   // Another change came first (connected again by someone else): the reconnect answers it as it is.
   if (answer === null) return;
   if (!answer.ok) throw refusalOf(answer, 'sender_account_refused', checkOf(account), `the platform refused sender account ${account.oa_id}`, STILL_DISCONNECTED);
@@ -246,6 +249,7 @@ async function failedCheck(ctx: Context<OperatorCaller>, account: SenderAccountR
   const current = await requireSenderAccount(ctx, account.workspace_id, account.oa_id);
   if (current.status === 'relogin_required') throw new ApiError('sender_account_refused', `the platform refused the stored credentials of sender account ${account.oa_id}: ${error.reason}`);
   if (current.status === 'connected') return null;
-  // Changed and changed back meanwhile: it was not checked, so it is not connected.
-  throw platformUnavailable(checkOf(account), `the account changed while it was checked (${error.reason})`, STILL_DISCONNECTED);
+  // Changed and changed back meanwhile: the platform did answer, but for an account that is no
+  // longer the one asked about, so it is not connected; retrying offline would not help.
+  throw new ApiError('sender_account_changed', `sender account ${account.oa_id} was changed by another request while the reconnect checked it with the platform (${error.reason}). ${STILL_DISCONNECTED} Read it, and reconnect it again if it should send.`);
 }

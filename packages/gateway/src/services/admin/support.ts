@@ -2,7 +2,7 @@
  * The operator's support lookups: a customer's message or quota without the customer's API key.
  * Phones and template data are shown: the operator runs the service that holds them.
  */
-import { MAX_INT32 } from '../../lib/limits.ts';
+import { MAX_INT32, MAX_OPERATOR_PAGE_SIZE } from '../../lib/limits.ts';
 import { normalizePhone } from '../../lib/phone.ts';
 import { findMessageInAnyWorkspace, listMessages } from '../../store/messages.ts';
 import type { MessageRow } from '../../store/schema.ts';
@@ -27,7 +27,7 @@ export interface MessageSearch {
 }
 
 const DEFAULT_SEARCH_LIMIT = 50;
-const MAX_SEARCH_LIMIT = 500;
+const MAX_SEARCH_LIMIT = MAX_OPERATOR_PAGE_SIZE;
 
 /**
  * Messages by tracking_id or phone (or both), newest first. Across workspaces it asks each

@@ -7,7 +7,7 @@ import { callAsAccount } from '../account-calls.ts';
 import { recordAudit } from '../audit.ts';
 import type { Context, OperatorCaller, VerbCall } from '../context.ts';
 import { ApiError, badRequest } from '../errors.ts';
-import type { TemplateParam } from '../template-data.ts';
+import { parseTemplateParams, type TemplateParam } from '../template-data.ts';
 import { isTemplateStatus, paramsOfDetail } from '../template-sync.ts';
 import { refusalOf, rethrowAsUnavailable } from './platform-checks.ts';
 import { requireWholeNumber, requireWorkspace } from './preconditions.ts';
@@ -89,7 +89,7 @@ async function describedByPlatform(ctx: Context<OperatorCaller>, account: Sender
 
 /** A template as the audit log keeps it, before and after a change: everything but its text's details (params by name). */
 function auditedTemplate(row: TemplateRow): Record<string, unknown> {
-  const params = JSON.parse(row.params) as TemplateParam[];
+  const params = parseTemplateParams(row.params);
   return {
     oa_id: row.oa_id,
     name: row.name,

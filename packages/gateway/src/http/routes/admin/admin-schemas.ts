@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { DateTime, Nullable } from '../../schemas.ts';
-import { MAX_INT32 } from '../../../lib/limits.ts';
+import { MAX_INT32, MAX_OPERATOR_PAGE_SIZE } from '../../../lib/limits.ts';
 
 export const WorkspaceSchema = Type.Object({
   id: Type.String(),
@@ -55,7 +55,7 @@ export const SenderAccountSchema = Type.Object({
 });
 
 export const Paging = Type.Object(
-  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })), offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_INT32 })) },
+  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_OPERATOR_PAGE_SIZE })), offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_INT32 })) },
   { additionalProperties: false },
 );
 

@@ -91,13 +91,13 @@ export function registerAdminCatalog(app: App, route: RouteDependencies): void {
           description:
             action === 'disconnect'
               ? 'Its credentials stay, so reconnecting resumes it. Disconnecting a disconnected account changes nothing.'
-              : 'The platform is asked first whether it accepts the stored credentials (an access token, refreshed if stale, that the quota call accepts). A refused refresh token answers 422 sender_account_refused and leaves the account needing a new one (relogin_required); a platform that cannot be asked answers 503 platform_unavailable and leaves it disconnected. An account that needs a new refresh token is connected again with new credentials instead (400). Reconnecting a connected account changes nothing.',
+              : 'The platform is asked first whether it accepts the stored credentials (an access token, refreshed if stale, that the quota call accepts). A refused refresh token answers 422 sender_account_refused and leaves the account needing a new one (relogin_required); a platform that cannot be asked answers 503 platform_unavailable and leaves it disconnected; an account another request changed while it was checked answers 409 sender_account_changed and is left as that request left it. An account that needs a new refresh token is connected again with new credentials instead (400). Reconnecting a connected account changes nothing.',
           params: Type.Object({ id: Type.String(), oa_id: Type.String({ minLength: 1, maxLength: 64 }) }),
           ...(action === 'reconnect' ? { querystring: VerifyQuery } : {}),
           response: { 200: SenderAccountSchema },
           'x-parameter-examples': { id: EXAMPLE.workspaceId, oa_id: EXAMPLE.oaId },
           'x-responses': { 200: { description: `The sender account, now ${status}.`, examples: { [status]: { summary: status, value: { ...SENDER_ACCOUNT, status } } } } },
-          'x-error-types': ['invalid_request', 'sender_account_not_found', ...(action === 'reconnect' ? (['sender_account_refused', ...VERIFY_ERRORS] as const) : []), ...WORKSPACE_ERRORS],
+          'x-error-types': ['invalid_request', 'sender_account_not_found', ...(action === 'reconnect' ? (['sender_account_refused', 'sender_account_changed', ...VERIFY_ERRORS] as const) : []), ...WORKSPACE_ERRORS],
         },
       },
       async (request) => {

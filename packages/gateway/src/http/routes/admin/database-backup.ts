@@ -1,4 +1,4 @@
-import { downloadDatabaseBackup } from '../../../services/admin/database-backup.ts';
+import { downloadDatabaseBackup, type DatabaseBackupDownload } from '../../../services/admin/database-backup.ts';
 import { BACKUP_MEDIA_TYPE, presentBackupDownloadHeaders } from '../../presenters/database-backup.ts';
 import { operatorContextOf, type App, type RouteDependencies } from '../../route-support.ts';
 import { OPERATOR_ERRORS } from '../../openapi/common-errors.ts';
@@ -15,7 +15,7 @@ export function registerAdminDatabaseBackup(app: App, route: RouteDependencies):
         operationId: 'downloadBackup',
         summary: 'Download a consistent copy of the embedded SQLite database',
         description:
-          "SQLite only: the same online backup as `tms admin backup FILE`, taken while the service goes on accepting sends, and streamed as the answer. It holds every commit made before it started, so every message answered 202 before this request arrived. The copy is made in a private temporary file in the data directory (it needs as much free space as the database), which is removed before the first byte is sent: nothing stays on the server's disk, however the download ends (only a crash during the copy itself may leave a hidden `.backup-download-…` directory there). Save it somewhere as private as the data directory: it holds personal data and the ciphertexts of every stored secret, which the master key the backup was taken with opens (restore: see docs/operations.md). Each backup is in the audit log. On PostgreSQL it is refused (400): use `pg_dump`, or base backups with WAL archiving.",
+          "SQLite only: the same online backup as `tms admin backup FILE`, taken while the service goes on accepting sends, and streamed as the answer. It holds every commit made before it started, so every message answered 202 before this request arrived. The copy is made in a private temporary file in the data directory, whose name is removed before the first byte is sent; its disk space is freed once the download has ended. It is refused (503 `insufficient_disk_space`) unless the data directory's file system has room for the database and its write-ahead log plus a margin (10 %, at least 64 MiB). A process takes one backup at a time: another request meanwhile answers 503 `service_unavailable` with `Retry-After`. A client that goes away during the copy stops it, as does stopping the service, and the copy is removed; a process killed or crashed during a copy leaves a hidden `.backup-download-…` directory, which `tms start` and `tms api` remove when they start. Save the file somewhere as private as the data directory: it holds personal data and the ciphertexts of every stored secret, which the master key the backup was taken with opens (restore: see docs/operations.md). Each download is in the audit log once it has ended, with `completed` saying whether the whole file was sent. On PostgreSQL it is refused (400): use `pg_dump`, or base backups with WAL archiving.",
         'x-responses': {
           200: {
             description: 'The database file (one self-contained SQLite file, no -wal or -shm).',
@@ -30,14 +30,26 @@ export function registerAdminDatabaseBackup(app: App, route: RouteDependencies):
             examples: { backup: { summary: 'A SQLite database file', value: 'SQLite format 3 (binary)' } },
           },
         },
-        'x-error-types': ['invalid_request', ...OPERATOR_ERRORS],
-        'x-error-messages': { invalid_request: 'A backup copies the embedded SQLite database; this installation uses PostgreSQL (DATABASE_URL). Back PostgreSQL up with its own tools: `pg_dump`, or base backups with WAL archiving.' },
+        'x-error-types': ['invalid_request', 'insufficient_disk_space', ...OPERATOR_ERRORS],
+        'x-error-messages': {
+          insufficient_disk_space:
+            'not enough free space for a backup in /var/lib/tms/.backup-download-Xk3p9Q: its file system has 812 MiB free, and a copy of the database (with its write-ahead log) and a margin need 5734 MiB. Nothing was written. Free space there, or write the backup file to another file system.',
+          service_unavailable:
+            'another backup is being taken by this process (a download holds its copy until it has been read): backups run one at a time, so that two copies never fill the disk together. Try again once it has finished.',
+          invalid_request: 'A backup copies the embedded SQLite database; this installation uses PostgreSQL (DATABASE_URL). Back PostgreSQL up with its own tools: `pg_dump`, or base backups with WAL archiving.' },
       },
     },
     async (request, reply) => {
-      const { content, ...backup } = await downloadDatabaseBackup({ ctx: operatorContextOf(request, route), input: {} });
-      // Fastify destroys the stream (closing the copy's descriptor) when the client goes away before the end.
-      return reply.headers(presentBackupDownloadHeaders(backup)).send(content);
+      const clientGone = new AbortController();
+      let download: DatabaseBackupDownload | null = null;
+      // The connection closes when the answer has been sent, or when the client went away first:
+      // during the copy that stops it; afterwards the download ends, complete only if all was sent.
+      reply.raw.once('close', () => {
+        if (download) void download.finish(reply.raw.writableFinished);
+        else clientGone.abort();
+      });
+      download = await downloadDatabaseBackup({ ctx: operatorContextOf(request, route), input: { abandoned: clientGone.signal } });
+      return reply.headers(presentBackupDownloadHeaders(download)).send(download.content);
     },
   );
 }

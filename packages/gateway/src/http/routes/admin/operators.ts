@@ -5,7 +5,7 @@ import { presentAuditPage, presentCreatedOperatorToken, presentOperatorToken, pr
 import { operatorContextOf, type App, type RouteDependencies } from '../../route-support.ts';
 import { JSON_BODY_ERRORS, OPERATOR_ERRORS, PATH_PARAMETER_ERRORS } from '../../openapi/common-errors.ts';
 import { EXAMPLE } from '../../openapi/example-data.ts';
-import { MAX_INT32 } from '../../../lib/limits.ts';
+import { MAX_INT32, MAX_OPERATOR_PAGE_SIZE } from '../../../lib/limits.ts';
 import { AuditEntrySchema, OperatorTokenSchema } from './admin-schemas.ts';
 
 const tags = ['Operators and audit'];
@@ -88,7 +88,7 @@ export function registerAdminOperators(app: App, route: RouteDependencies): void
         querystring: Type.Object(
           {
             workspace_id: Type.Optional(Type.String({ description: "Only this workspace's changes" })),
-            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
+            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_OPERATOR_PAGE_SIZE })),
             offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_INT32 })),
           },
           { additionalProperties: false },

@@ -7,6 +7,7 @@ import { EXAMPLE, MESSAGE_RECORDS } from '../../openapi/example-data.ts';
 import { MessageRecord } from '../messages/shared-schemas.ts';
 import { QuotaEntrySchema } from '../quota/get.ts';
 import { WorkspaceIdParams } from './admin-schemas.ts';
+import { MAX_OPERATOR_PAGE_SIZE } from '../../../lib/limits.ts';
 
 const tags = ['Support'];
 const OperatorMessageSchema = Type.Object({ workspace_id: Type.String(), ...MessageRecord.properties });
@@ -42,7 +43,7 @@ export function registerAdminSupport(app: App, route: RouteDependencies): void {
             workspace_id: Type.Optional(Type.String({ description: 'Only this workspace; every workspace when absent' })),
             tracking_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
             phone: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
-            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
+            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_OPERATOR_PAGE_SIZE })),
           },
           { additionalProperties: false },
         ),

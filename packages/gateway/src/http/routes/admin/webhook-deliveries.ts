@@ -5,7 +5,7 @@ import { operatorContextOf, type App, type RouteDependencies } from '../../route
 import { JSON_BODY_ERRORS, OPERATOR_ERRORS, PATH_PARAMETER_ERRORS } from '../../openapi/common-errors.ts';
 import { EXAMPLE } from '../../openapi/example-data.ts';
 import { DELIVERED_WEBHOOK, REDELIVERED_WEBHOOK_DETAIL, WEBHOOK_DELIVERY, WEBHOOK_DELIVERY_DETAIL } from '../../openapi/operator-examples.ts';
-import { MAX_INT32 } from '../../../lib/limits.ts';
+import { MAX_INT32, MAX_OPERATOR_PAGE_SIZE } from '../../../lib/limits.ts';
 import { WebhookDeliveryDetailSchema, WebhookDeliverySchema, WebhookDeliveryStatusSchema } from './admin-schemas.ts';
 
 const tags = ['Webhook deliveries'];
@@ -28,7 +28,7 @@ export function registerAdminWebhookDeliveries(app: App, route: RouteDependencie
             status: Type.Optional(WebhookDeliveryStatusSchema),
             since: Type.Optional(IsoTime('Created at or after')),
             until: Type.Optional(IsoTime('Created before')),
-            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
+            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_OPERATOR_PAGE_SIZE })),
             offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_INT32 })),
           },
           { additionalProperties: false },

@@ -5,7 +5,7 @@
 import { Type } from 'typebox';
 import type { ErrorType } from '../../../services/errors.ts';
 import { GATEWAY_FAILURES } from '../../openapi/common-errors.ts';
-import { MAX_INT32 } from '../../../lib/limits.ts';
+import { MAX_ACTIVITY_PAGE_SIZE, MAX_INT32 } from '../../../lib/limits.ts';
 import { DateTime, Nullable } from '../../schemas.ts';
 import { ConsoleRoleSchema } from './session-schemas.ts';
 import { WebhookDeliverySchema, WebhookDeliveryStatusSchema } from '../admin/admin-schemas.ts';
@@ -102,6 +102,6 @@ export const ActivityEntrySchema = Type.Object({
 });
 
 export const ActivityPaging = Type.Object(
-  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })), offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_INT32 })) },
+  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_ACTIVITY_PAGE_SIZE })), offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_INT32 })) },
   { additionalProperties: false },
 );
