@@ -237,13 +237,16 @@ describe.each(STORE_KINDS)('fuzzed requests on every route (%s)', (kind) => {
     expect([...paths].some((path) => path.startsWith('/admin/v1/workspaces'))).toBe(true);
   });
 
-  it('never answers 5xx, answers every error in the catalogued envelope, and stores nothing it refused', async () => {
+  it('never answers 5xx but for the platform being down, answers every error in the catalogued envelope, and stores nothing it refused', async () => {
     await fc.assert(
       fc.asyncProperty(requestArbitrary(operations, knownIds), async (request) => {
         const before = await snapshotStore(gateway);
         const response = await send(gateway, workspace, request);
         const described = `${request.operation.method} ${urlOf(gateway, request).slice(0, 300)} → ${response.status} ${response.text.slice(0, 300)}`;
-        expect(response.status, described).toBeLessThan(500);
+        // The platform here is a closed port: a verb that must ask it (a template or sender account
+        // checked at registration) rightly answers 503 platform_unavailable. Any other 5xx is a bug.
+        const platformDown = response.status === 503 && response.text.includes('"type":"platform_unavailable"');
+        if (!platformDown) expect(response.status, described).toBeLessThan(500);
         if (response.status < 400) return;
         expect(response.contentType, described).toMatch(/^application\/json/);
         const body = JSON.parse(response.text) as { error: { code: number; type: string; message: string } };

@@ -1,7 +1,30 @@
+import { Transform } from 'node:stream';
 import { downloadDatabaseBackup, type DatabaseBackupDownload } from '../../../services/admin/database-backup.ts';
 import { BACKUP_MEDIA_TYPE, presentBackupDownloadHeaders } from '../../presenters/database-backup.ts';
 import { operatorContextOf, type App, type RouteDependencies } from '../../route-support.ts';
 import { OPERATOR_ERRORS } from '../../openapi/common-errors.ts';
+
+/**
+ * The copy as the answer's body, with its last chunk held back until the download's audit entry
+ * is written: a client knows the file is whole from Content-Length, so an operator who reads the
+ * audit log as soon as the download has ended finds the entry there. The file has then been
+ * handed to the connection whole, so the entry says completed.
+ */
+function auditedBeforeTheEnd(download: DatabaseBackupDownload): Transform {
+  let held: Buffer | null = null;
+  const body = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      const previous = held;
+      held = chunk;
+      done(null, previous ?? undefined);
+    },
+    flush(done) {
+      void download.finish(true).finally(() => done(null, held ?? undefined));
+    },
+  });
+  download.content.once('error', (error) => body.destroy(error));
+  return download.content.pipe(body);
+}
 
 /** GET /admin/v1/backup: the embedded database, copied while the service runs, as the answer's body. */
 export function registerAdminDatabaseBackup(app: App, route: RouteDependencies): void {
@@ -49,7 +72,7 @@ export function registerAdminDatabaseBackup(app: App, route: RouteDependencies):
         else clientGone.abort();
       });
       download = await downloadDatabaseBackup({ ctx: operatorContextOf(request, route), input: { abandoned: clientGone.signal } });
-      return reply.headers(presentBackupDownloadHeaders(download)).send(download.content);
+      return reply.headers(presentBackupDownloadHeaders(download)).send(auditedBeforeTheEnd(download));
     },
   );
 }
