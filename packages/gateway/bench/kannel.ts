@@ -23,7 +23,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { measureLoopPhase, type LoopPhase } from './loop-phase.ts';
+import { describeCpuByProcess, measureLoopPhase, type LoopPhase } from './loop-phase.ts';
 import { neutralEnvironment, readPeakRssMb, spawnProgram, type Child } from './processes.ts';
 import { startDlrReceiver, type CountingReceiver } from './webhook-receiver.ts';
 
@@ -241,12 +241,12 @@ export async function runKannel(options: KannelOptions): Promise<KannelResult> {
     );
     await waitFor('smsbox answering on its sendsms port', 15_000, async () => (await fetch(`http://127.0.0.1:${ports.sendsms}/`, { signal: AbortSignal.timeout(1000) })).status > 0, ended);
 
-    const pids = (['bearerbox', 'smsbox', 'fakesmsc'] as const).map((name) => boxes[name]!.child.pid!);
+    const processes = Object.fromEntries((['bearerbox', 'smsbox', 'fakesmsc'] as const).map((name) => [name, boxes[name]!.child.pid!]));
     for (const label of ['cold', 'warm'] as const) {
       const phase = await measureLoopPhase({
         label,
         messages: options.messages,
-        pids,
+        processes,
         receiver,
         timeoutSeconds: options.timeoutSeconds,
         callbackName: 'callbacks',
@@ -254,7 +254,7 @@ export async function runKannel(options: KannelOptions): Promise<KannelResult> {
         say,
       });
       result.phases.push(phase);
-      say(`  Kannel ${label}: ${phase.perSecond.toFixed(0)} msg/s (${phase.seconds.toFixed(2)} s, sendsms answered all in ${phase.acceptSeconds.toFixed(2)} s), ${phase.cpuMicrosecondsPerMessage?.toFixed(0) ?? '-'} µs CPU/msg`);
+      say(`  Kannel ${label}: ${phase.perSecond.toFixed(0)} msg/s (${phase.seconds.toFixed(2)} s, sendsms answered all in ${phase.acceptSeconds.toFixed(2)} s), ${phase.cpuMicrosecondsPerMessage?.toFixed(0) ?? '-'} µs CPU/msg (${describeCpuByProcess(phase)})`);
     }
     for (const name of ['bearerbox', 'smsbox', 'fakesmsc'] as const) result.peakRssMb[name] = readPeakRssMb(boxes[name]!.child.pid!);
     const expected = new Set(result.phases.flatMap((phase) => Array.from({ length: phase.messages }, (_, index) => `${phase.label}-${index}`)));

@@ -1,5 +1,5 @@
 /** One timed run of an end-to-end loop (TMS's or Kannel's): send every message, wait for every callback, count the CPU. */
-import { readTotalCpuSeconds } from './processes.ts';
+import { readCpuSeconds } from './processes.ts';
 import type { CountingReceiver } from './webhook-receiver.ts';
 
 export interface LoopPhase {
@@ -13,13 +13,21 @@ export interface LoopPhase {
   /** The processes of the system under test; not the load generator or the receiver. */
   cpuSeconds: number | null;
   cpuMicrosecondsPerMessage: number | null;
+  /** The same, process by process (by the names the caller gave them), so a change can be placed. */
+  cpuMicrosecondsPerMessageByProcess: Record<string, number> | null;
+}
+
+/** "gateway 560 + simulator 110": where the CPU per message went. */
+export function describeCpuByProcess(phase: LoopPhase): string {
+  const parts = Object.entries(phase.cpuMicrosecondsPerMessageByProcess ?? {});
+  return parts.map(([name, microseconds]) => `${name} ${microseconds.toFixed(0)}`).join(' + ');
 }
 
 export async function measureLoopPhase(input: {
   label: LoopPhase['label'];
   messages: number;
-  /** The system under test, whose user + system time is counted. */
-  pids: number[];
+  /** The system under test, by name (its processes' user + system time is counted). */
+  processes: Record<string, number>;
   receiver: CountingReceiver;
   timeoutSeconds: number;
   /** What a callback is called in progress lines ("reports", "callbacks"). */
@@ -29,7 +37,8 @@ export async function measureLoopPhase(input: {
 }): Promise<LoopPhase> {
   const { receiver, say } = input;
   const callbacksBefore = receiver.stats.unique;
-  const cpuBefore = readTotalCpuSeconds(input.pids);
+  const named = Object.entries(input.processes);
+  const cpuBefore = named.map(([, pid]) => readCpuSeconds(pid));
   const started = performance.now();
   await input.send();
   const acceptSeconds = (performance.now() - started) / 1000;
@@ -39,8 +48,13 @@ export async function measureLoopPhase(input: {
   const seconds = ((receiver.stats.lastNewAt ?? performance.now()) - started) / 1000;
   // Work that finishes after the last callback (recording its outcome, reading its answer) is counted too.
   await new Promise((resolve) => setTimeout(resolve, 500));
-  const cpuAfter = readTotalCpuSeconds(input.pids);
-  const cpuSeconds = cpuBefore !== null && cpuAfter !== null ? cpuAfter - cpuBefore : null;
+  const spent = named.map(([, pid], index) => {
+    const before = cpuBefore[index] ?? null;
+    const after = readCpuSeconds(pid);
+    return before === null || after === null ? null : after - before;
+  });
+  const complete = spent.every((seconds) => seconds !== null);
+  const cpuSeconds = complete ? spent.reduce<number>((sum, seconds) => sum + seconds!, 0) : null;
   return {
     label: input.label,
     messages: input.messages,
@@ -49,5 +63,6 @@ export async function measureLoopPhase(input: {
     acceptSeconds,
     cpuSeconds,
     cpuMicrosecondsPerMessage: cpuSeconds === null ? null : (cpuSeconds * 1e6) / input.messages,
+    cpuMicrosecondsPerMessageByProcess: complete ? Object.fromEntries(named.map(([name], index) => [name, (spent[index]! * 1e6) / input.messages])) : null,
   };
 }

@@ -185,14 +185,3 @@ export function spawnProgram(command: string, args: string[], options: { cwd: st
   });
   return { child, output: () => captured, exited, stop: () => stopChild(child, exited) };
 }
-
-/** CPU seconds used so far by all of `pids` together; null if any of them cannot be read. */
-export function readTotalCpuSeconds(pids: number[]): number | null {
-  let total = 0;
-  for (const pid of pids) {
-    const seconds = readCpuSeconds(pid);
-    if (seconds === null) return null;
-    total += seconds;
-  }
-  return total;
-}

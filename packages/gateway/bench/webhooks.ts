@@ -35,7 +35,7 @@ import { insertRows } from '../src/store/bulk-insert.ts';
 import { runInTransaction } from '../src/store/database.ts';
 import type { WebhookDeliveryRow } from '../src/store/schema.ts';
 import { benchGatewayEnvironment, freePort, neutralEnvironment, readCpuSeconds, readPeakRssMb, spawnChild, startServer, type Child, type ServerProcess } from './processes.ts';
-import { measureLoopPhase, type LoopPhase } from './loop-phase.ts';
+import { describeCpuByProcess, measureLoopPhase, type LoopPhase } from './loop-phase.ts';
 import { fmt } from './report.ts';
 import { startBenchReceiver, type BenchReceiver } from './webhook-receiver.ts';
 import type * as Harness from '../test/harness.ts';
@@ -330,14 +330,16 @@ async function runLoop(scenario: WebhookScenario, context: WebhookContext, recei
     // The system under test: the gateway process(es) and the simulator standing in for the platform.
     // The load generator and the receiver (this process) are not part of it.
     const running = gateway;
-    const systemPids = [running.pid, ...(worker ? [worker.child.pid!] : []), sim.child.child.pid!];
+    const systemProcesses: Record<string, number> = worker
+      ? { api: running.pid, worker: worker.child.pid!, simulator: sim.child.child.pid! }
+      : { gateway: running.pid, simulator: sim.child.child.pid! };
     const ids: string[] = [];
     for (const label of ['cold', 'warm'] as const) {
       say(`  ${label}: sending ${context.loopMessages.toLocaleString('en-US')} messages (${context.loopBatch === 1 ? 'single sends' : `batches of ${context.loopBatch}`}, ${context.loopConnections} connections)`);
       const phase = await measureLoopPhase({
         label,
         messages: context.loopMessages,
-        pids: systemPids,
+        processes: systemProcesses,
         receiver,
         timeoutSeconds: context.timeoutSeconds,
         callbackName: 'reports',
@@ -347,7 +349,7 @@ async function runLoop(scenario: WebhookScenario, context: WebhookContext, recei
         say,
       });
       result.phases.push(phase);
-      say(`  ${label}: ${phase.perSecond.toFixed(0)} msg/s (${phase.seconds.toFixed(2)} s, accepted in ${phase.acceptSeconds.toFixed(2)} s), ${fmt(phase.cpuMicrosecondsPerMessage)} µs CPU/msg (gateway + simulator)`);
+      say(`  ${label}: ${phase.perSecond.toFixed(0)} msg/s (${phase.seconds.toFixed(2)} s, accepted in ${phase.acceptSeconds.toFixed(2)} s), ${fmt(phase.cpuMicrosecondsPerMessage)} µs CPU/msg (${describeCpuByProcess(phase)})`);
     }
     const cold = result.phases[0]!;
     result.seconds = cold.seconds;

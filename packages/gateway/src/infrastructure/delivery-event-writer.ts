@@ -13,7 +13,7 @@
 import { GroupCommitter } from '../lib/group-commit.ts';
 import { createSortableId } from '../lib/ids.ts';
 import { formatUtc } from '../lib/vietnam-time.ts';
-import { runInTransaction, type Store, type Transaction } from '../store/database.ts';
+import { runInTransaction, type Dialect, type Store, type Transaction } from '../store/database.ts';
 import { findWebhookTargets, insertWebhookDeliveries, markMessagesDelivered, recordDeliveryEvents, type DeliveredMessage } from '../store/delivery-events.ts';
 import type { WebhookDeliveryRow } from '../store/schema.ts';
 
@@ -54,13 +54,14 @@ export function deliveryReportBody(message: DeliveredMessage, deliveredAt: numbe
  * the other: the first of two identical events is applied and the second is a duplicate; of two
  * events for one message, the first delivers it and the second finds it delivered.
  */
-export async function applyDeliveryEvents(trx: Transaction, events: readonly DeliveryEvent[], now: number): Promise<DeliveryEventResult[]> {
+export async function applyDeliveryEvents(trx: Transaction, dialect: Dialect, events: readonly DeliveryEvent[], now: number): Promise<DeliveryEventResult[]> {
   // One row per message and platform msg_id. Led by our message id, which grows with time, the
   // key's index takes new events on its last pages; led by the platform's random msg_id, each event
   // went to a page of its own, and every such page is written again at each commit.
   const keyOf = (event: DeliveryEvent) => `${DELIVERY_EVENT_NAME}:${event.messageId}:${event.platformMsgId}`;
   const recorded = await recordDeliveryEvents(
     trx,
+    dialect,
     events.map((event) => ({ event_key: keyOf(event), event_name: DELIVERY_EVENT_NAME, oa_id: event.oaId, message_id: event.messageId, received_at: event.now })),
   );
   const results: DeliveryEventResult[] = events.map(() => 'duplicate');
@@ -75,7 +76,7 @@ export async function applyDeliveryEvents(trx: Transaction, events: readonly Del
     const event = events[index]!;
     return { id: event.messageId, deliveredAt: event.deliveredAt, providerMsgId: event.platformMsgId };
   });
-  const delivered = await markMessagesDelivered(trx, changes, now);
+  const delivered = await markMessagesDelivered(trx, dialect, changes, now);
   const targets = await findWebhookTargets(trx, [...new Set(delivered.map((message) => message.api_key_id))]);
   const reports: WebhookDeliveryRow[] = [];
   for (const message of delivered) {
@@ -103,7 +104,7 @@ export async function applyDeliveryEvents(trx: Transaction, events: readonly Del
       updated_at: event.now,
     });
   }
-  await insertWebhookDeliveries(trx, reports);
+  await insertWebhookDeliveries(trx, dialect, reports);
   return results;
 }
 
@@ -114,7 +115,7 @@ const GROUP_LINGER_MS = 5;
 /** The process's writer: groups form across all requests of the process. */
 export function createDeliveryEventWriter(store: Store): DeliveryEventWriter {
   return new GroupCommitter<DeliveryEvent, DeliveryEventResult>(
-    async (events) => runInTransaction(store, (trx) => applyDeliveryEvents(trx, events, events[0]!.now)),
+    async (events) => runInTransaction(store, (trx) => applyDeliveryEvents(trx, store.dialect, events, events[0]!.now)),
     // The platform waits a few milliseconds longer for its answer; commits are far fewer.
     { maxItems: 500, maxWeight: 500, weigh: () => 1, maxInFlight: store.dialect === 'sqlite' ? 1 : 2, lingerMs: GROUP_LINGER_MS },
   );

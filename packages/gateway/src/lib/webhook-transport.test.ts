@@ -27,6 +27,7 @@ describe('publicOnlyLookup (the connect-time DNS check)', () => {
 describe('WebhookTransport', () => {
   let server: Server;
   let base: string;
+  let slowRequests = 0;
   const transport = new WebhookTransport({ timeoutMs: 500, connectionsPerReceiver: 4, allowPrivateTargets: true });
   const guarded = new WebhookTransport({ timeoutMs: 500, connectionsPerReceiver: 4, allowPrivateTargets: false });
 
@@ -37,7 +38,7 @@ describe('WebhookTransport', () => {
         if (request.url === '/big-ok') response.writeHead(200).end('x'.repeat(4 * 1024 * 1024));
         else if (request.url === '/big-no') response.writeHead(503).end(`busy ${'y'.repeat(1024 * 1024)}`);
         else if (request.url === '/redirect') response.writeHead(307, { location: '/ok' }).end();
-        else if (request.url === '/slow') setTimeout(() => response.writeHead(200).end(), 2000);
+        else if (request.url === '/slow' && ++slowRequests) setTimeout(() => response.writeHead(200).end(), 2000);
         else response.writeHead(204).end();
       });
     });
@@ -79,5 +80,26 @@ describe('WebhookTransport', () => {
     closed.abortAll();
     expect(await closed.post({ url: `${base}/ok`, body: Buffer.from('{}'), headers: {} })).toMatchObject({ aborted: true });
     await closed.close();
+  });
+
+  it('cuts a request in flight short at abortAll(), and one still waiting for a connection never goes out', async () => {
+    const stopping = new WebhookTransport({ timeoutMs: 5_000, connectionsPerReceiver: 1, allowPrivateTargets: true });
+    const seenBefore = slowRequests;
+    const inFlight = post('/slow', stopping);
+    const waiting = post('/slow', stopping);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    stopping.abortAll();
+    expect(await inFlight).toMatchObject({ statusCode: null, aborted: true, error: 'aborted: the worker is stopping' });
+    expect(await waiting).toMatchObject({ statusCode: null, aborted: true });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(slowRequests - seenBefore).toBe(1);
+    await stopping.close();
+  });
+
+  it('hands back the start of the answer when asked, and the refusal excerpt even when not', async () => {
+    const asked = await transport.post({ url: `${base}/big-ok`, body: Buffer.from('{}'), headers: {}, keepAnswerBytes: 10 });
+    expect(asked).toMatchObject({ statusCode: 200, error: null, answerBody: 'xxxxxxxxxx' });
+    const refused = await transport.post({ url: `${base}/big-no`, body: Buffer.from('{}'), headers: {}, keepAnswerBytes: 4 });
+    expect(refused).toMatchObject({ statusCode: 503, answerBody: 'busy', error: expect.stringMatching(/^HTTP 503: busy y{195}$/) });
   });
 });

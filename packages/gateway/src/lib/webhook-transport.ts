@@ -5,7 +5,7 @@
  * that passed the URL check cannot be re-pointed at an internal address later (DNS rebinding).
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { findWebhookUrlProblem, isNonPublicAddress } from './webhook-url.ts';
 
 /** Most answer bytes read; the rest is discarded with the connection. */
@@ -63,8 +63,7 @@ export interface WebhookAnswer {
   answerBody?: string;
 }
 
-function describeFailure(error: unknown, timedOut: boolean, timeoutMs: number): string {
-  if (timedOut) return `timeout: no answer within ${timeoutMs} ms`;
+function describeFailure(error: unknown): string {
   const cause = (error as { cause?: unknown } | null)?.cause;
   const found = error instanceof NonPublicTargetError ? error : cause instanceof NonPublicTargetError ? cause : null;
   if (found) return `refused: ${found.message}`;
@@ -73,32 +72,133 @@ function describeFailure(error: unknown, timedOut: boolean, timeoutMs: number): 
   return typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message;
 }
 
-/** Reads at most RESPONSE_READ_LIMIT_BYTES of an answer; returns (at least) its first `keepBytes` bytes. */
-async function readStart(body: Dispatcher.ResponseData['body'], keepBytes: number): Promise<Buffer> {
-  const kept: Buffer[] = [];
-  let keptBytes = 0;
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (keptBytes < keepBytes) {
-      kept.push(chunk);
-      keptBytes += chunk.length;
-    }
-    if (size > RESPONSE_READ_LIMIT_BYTES) {
-      // Enough: a receiver cannot make us read (or buffer) a large answer.
-      body.destroy();
-      break;
-    }
-  }
-  return Buffer.concat(kept);
+const textOf = (bytes: Buffer, limit: number): string => bytes.subarray(0, limit).toString('utf8');
+
+/** Where a webhook URL points, parsed and checked once per URL rather than once per report. */
+interface Destination {
+  origin: string;
+  /** Path and query. */
+  path: string;
+  /** Why the URL is refused under the transport's settings, if it is. */
+  problem: string | null;
 }
 
-const textOf = (bytes: Buffer, limit: number): string => bytes.subarray(0, limit).toString('utf8');
+/** Receiver URLs whose parse and check are kept: far more than a process has keys with webhooks. */
+const DESTINATION_CACHE_SIZE = 1024;
+
+const isSuccess = (statusCode: number): boolean => statusCode >= 200 && statusCode < 300;
+
+/**
+ * One POST as undici's dispatch handler: no response object, body stream, promise or AbortSignal
+ * per report (they cost more than the rest of the request). It reads at most
+ * RESPONSE_READ_LIMIT_BYTES of the answer, keeps only the bytes the answer needs, and settles
+ * once: with the answer, at the deadline, or when the transport stops.
+ */
+class WebhookAttempt implements Dispatcher.DispatchHandler {
+  readonly #started = performance.now();
+  readonly #input: WebhookPost;
+  readonly #settle: (answer: WebhookAnswer) => void;
+  readonly #deadline: NodeJS.Timeout;
+  #controller: Dispatcher.DispatchController | null = null;
+  #settled = false;
+  #statusCode = 0;
+  #keepBytes = 0;
+  #kept: Buffer[] = [];
+  #keptBytes = 0;
+  #readBytes = 0;
+
+  constructor(input: WebhookPost, timeoutMs: number, settle: (answer: WebhookAnswer) => void) {
+    this.#input = input;
+    this.#settle = settle;
+    this.#deadline = setTimeout(() => this.#stop(`timeout: no answer within ${timeoutMs} ms`, false), timeoutMs);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    // Settled while it waited for a pooled connection: it must not be written at all.
+    if (this.#settled) controller.abort(new Error('the attempt ended before a connection was free'));
+    else this.#controller = controller;
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
+    // 1xx interim answers are followed by the real one.
+    if (statusCode < 200) return;
+    this.#statusCode = statusCode;
+    const asked = this.#input.keepAnswerBytes;
+    // A 2xx status is the acknowledgement; a refusal's start goes into the attempt log.
+    this.#keepBytes = isSuccess(statusCode) ? (asked ?? 0) : Math.max(ERROR_BODY_EXCERPT_CHARS, asked ?? 0);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#settled) return;
+    this.#readBytes += chunk.length;
+    if (this.#keptBytes < this.#keepBytes) {
+      this.#kept.push(chunk);
+      this.#keptBytes += chunk.length;
+    }
+    if (this.#readBytes > RESPONSE_READ_LIMIT_BYTES) {
+      // Enough: a receiver cannot make us read (or buffer) a large answer; its connection is dropped.
+      this.#answer();
+      controller.abort(new Error(`answer longer than ${RESPONSE_READ_LIMIT_BYTES} bytes`));
+    }
+  }
+
+  onResponseEnd(): void {
+    this.#answer();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.fail(error);
+  }
+
+  /** The request failed (or could not be dispatched at all). */
+  fail(error: Error): void {
+    // The status had arrived when the body broke off: the receiver answered.
+    if (this.#statusCode !== 0) this.#answer();
+    else this.#finish({ statusCode: null, error: describeFailure(error), latencyMs: this.#elapsed() });
+  }
+
+  /** The transport stops: cut short, and the attempt does not count unless the status had arrived. */
+  abortForStop(): void {
+    this.#stop('aborted: the worker is stopping', true);
+  }
+
+  #stop(reason: string, aborted: boolean): void {
+    if (this.#settled) return;
+    if (this.#statusCode !== 0) this.#answer();
+    else this.#finish({ statusCode: null, error: reason, latencyMs: this.#elapsed(), ...(aborted ? { aborted } : {}) });
+    this.#controller?.abort(new Error(reason));
+  }
+
+  #answer(): void {
+    const statusCode = this.#statusCode;
+    const keep = this.#input.keepAnswerBytes;
+    const start = this.#kept.length === 1 ? this.#kept[0]! : Buffer.concat(this.#kept);
+    let error: string | null = null;
+    if (!isSuccess(statusCode)) {
+      const excerpt = start.toString('utf8').slice(0, ERROR_BODY_EXCERPT_CHARS).trim();
+      error = `HTTP ${statusCode}${excerpt ? `: ${excerpt}` : ''}`;
+    }
+    const answer: WebhookAnswer = { statusCode, error, latencyMs: this.#elapsed() };
+    this.#finish(keep === undefined ? answer : { ...answer, answerBody: textOf(start, keep) });
+  }
+
+  #finish(answer: WebhookAnswer): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    clearTimeout(this.#deadline);
+    this.#settle(answer);
+  }
+
+  #elapsed(): number {
+    return Math.round(performance.now() - this.#started);
+  }
+}
 
 export class WebhookTransport {
   private readonly agent: Agent;
-  /** Requests in flight, so abortAll() can cut them short (one listener per request would cost more). */
-  private readonly inFlight = new Set<AbortController>();
+  /** Requests in flight, so abortAll() can cut them short. */
+  private readonly inFlight = new Set<WebhookAttempt>();
+  private readonly destinations = new Map<string, Destination>();
   private stopped = false;
 
   constructor(private readonly settings: WebhookTransportSettings) {
@@ -117,58 +217,47 @@ export class WebhookTransport {
    * One POST; never throws: every failure is an answer without a 2xx. After abortAll() it is cut
    * short (or not started): the answer then has `aborted: true`.
    */
-  async post(input: WebhookPost): Promise<WebhookAnswer> {
-    const started = performance.now();
-    const elapsed = () => Math.round(performance.now() - started);
+  post(input: WebhookPost): Promise<WebhookAnswer> {
     // The URL was checked when it was configured; the settings or the URL may have changed since.
-    const problem = findWebhookUrlProblem(input.url, this.settings.allowPrivateTargets);
-    if (problem) return { statusCode: null, error: `refused: ${problem}`, latencyMs: 0 };
-    if (this.stopped) return { statusCode: null, error: 'aborted: the worker is stopping', latencyMs: 0, aborted: true };
-    const abort = new AbortController();
-    this.inFlight.add(abort);
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      abort.abort();
-    }, this.settings.timeoutMs);
-    try {
-      // undici's request() never follows redirects: a 3xx is an answer like any other non-2xx.
-      const response = await request(input.url, {
-        method: 'POST',
-        headers: input.headers,
-        body: input.body,
-        dispatcher: this.agent,
-        signal: abort.signal,
+    const destination = this.destinationOf(input.url);
+    if (destination.problem) return Promise.resolve({ statusCode: null, error: `refused: ${destination.problem}`, latencyMs: 0 });
+    if (this.stopped) return Promise.resolve({ statusCode: null, error: 'aborted: the worker is stopping', latencyMs: 0, aborted: true });
+    return new Promise<WebhookAnswer>((resolve) => {
+      const attempt = new WebhookAttempt(input, this.settings.timeoutMs, (answer) => {
+        this.inFlight.delete(attempt);
+        resolve(answer);
       });
-      const statusCode = response.statusCode;
-      const keep = input.keepAnswerBytes;
-      if (statusCode >= 200 && statusCode < 300) {
-        if (keep !== undefined) {
-          const start = await readStart(response.body, keep).catch(() => Buffer.alloc(0));
-          return { statusCode, error: null, latencyMs: elapsed(), answerBody: textOf(start, keep) };
-        }
-        // The 2xx status is the acknowledgement; the body is read (up to the limit) only so the
-        // keep-alive connection can be reused, and a body that never ends does not undo it.
-        await response.body.dump({ limit: RESPONSE_READ_LIMIT_BYTES }).catch(() => undefined);
-        return { statusCode, error: null, latencyMs: elapsed() };
+      this.inFlight.add(attempt);
+      try {
+        // A dispatch never follows redirects: a 3xx is an answer like any other non-2xx.
+        this.agent.dispatch(
+          { origin: destination.origin, path: destination.path, method: 'POST', headers: input.headers, body: input.body },
+          attempt,
+        );
+      } catch (error) {
+        attempt.fail(error as Error);
       }
-      const start = await readStart(response.body, Math.max(ERROR_BODY_EXCERPT_CHARS, keep ?? 0)).catch(() => Buffer.alloc(0));
-      const excerpt = start.toString('utf8').slice(0, ERROR_BODY_EXCERPT_CHARS).trim();
-      const answer: WebhookAnswer = { statusCode, error: `HTTP ${statusCode}${excerpt ? `: ${excerpt}` : ''}`, latencyMs: elapsed() };
-      return keep === undefined ? answer : { ...answer, answerBody: textOf(start, keep) };
-    } catch (error) {
-      if (this.stopped && !timedOut) return { statusCode: null, error: 'aborted: the worker is stopping', latencyMs: elapsed(), aborted: true };
-      return { statusCode: null, error: describeFailure(error, timedOut, this.settings.timeoutMs), latencyMs: elapsed() };
-    } finally {
-      clearTimeout(timer);
-      this.inFlight.delete(abort);
+    });
+  }
+
+  private destinationOf(url: string): Destination {
+    let destination = this.destinations.get(url);
+    if (destination) return destination;
+    const problem = findWebhookUrlProblem(url, this.settings.allowPrivateTargets);
+    if (problem) destination = { origin: '', path: '', problem };
+    else {
+      const parsed = new URL(url);
+      destination = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}`, problem: null };
     }
+    if (this.destinations.size >= DESTINATION_CACHE_SIZE) this.destinations.clear();
+    this.destinations.set(url, destination);
+    return destination;
   }
 
   /** Cuts every request in flight short, and refuses new ones (the end of a graceful stop). */
   abortAll(): void {
     this.stopped = true;
-    for (const abort of this.inFlight) abort.abort();
+    for (const attempt of this.inFlight) attempt.abortForStop();
   }
 
   async close(): Promise<void> {

@@ -120,28 +120,30 @@ export function priceOf(messages: MessageRow[], count: number): number {
   return total;
 }
 
+const lockQuotaRowStatement = compiledOnce<[string, string], { reserved: number }>(
+  (db, oaId, day) =>
+    db
+      .insertInto('quota_reservations')
+      .values({ oa_id: oaId, day, reserved: 0 })
+      .onConflict((conflict) => conflict.columns(['oa_id', 'day']).doUpdateSet({ reserved: sql`quota_reservations.reserved` }))
+      .returning('reserved'),
+  2,
+);
+
 /**
  * Step 3 of the lock order: locks every quota row these requests reserve from (creating the
  * missing ones), in sorted order, before any wallet is charged, and reads what is left of each.
- * One upsert does it: ON CONFLICT DO UPDATE locks an existing row as FOR UPDATE would, and
- * PostgreSQL takes the rows in the order of the VALUES list.
+ * An upsert per row (a group almost always has one): ON CONFLICT DO UPDATE locks an existing row
+ * as FOR UPDATE would, and the rows are taken one after the other in sorted order.
  */
 async function lockQuotaRows(trx: Transaction, requests: AcceptanceRequest[]): Promise<QuotaLedger> {
   const keys = new Map<string, { oaId: string; day: string; dailyQuota: number }>();
   for (const request of requests) keys.set(quotaId(request.quota.oaId, request.quota.day), request.quota);
   const remaining: QuotaLedger = new Map();
-  if (keys.size === 0) return remaining;
-  const sorted = [...keys.keys()].sort().map((id) => keys.get(id)!);
-  const rows = await trx
-    .insertInto('quota_reservations')
-    .values(sorted.map((quota) => ({ oa_id: quota.oaId, day: quota.day, reserved: 0 })))
-    .onConflict((conflict) => conflict.columns(['oa_id', 'day']).doUpdateSet({ reserved: sql`quota_reservations.reserved` }))
-    .returning(['oa_id', 'day', 'reserved'])
-    .execute();
-  const reserved = new Map(rows.map((row) => [quotaId(row.oa_id, row.day), Number(row.reserved)]));
-  for (const quota of sorted) {
-    const id = quotaId(quota.oaId, quota.day);
-    remaining.set(id, quota.dailyQuota - (reserved.get(id) ?? 0));
+  for (const id of [...keys.keys()].sort()) {
+    const quota = keys.get(id)!;
+    const [row] = await lockQuotaRowStatement(trx, quota.oaId, quota.day);
+    remaining.set(id, quota.dailyQuota - Number(row?.reserved ?? 0));
   }
   return remaining;
 }
@@ -229,6 +231,15 @@ async function chargeWorkspace(
   return charged;
 }
 
+const addQuotaUseStatement = compiledOnce<[string, string, number], never>(
+  (db, oaId, day, count) =>
+    db
+      .insertInto('quota_reservations')
+      .values({ oa_id: oaId, day, reserved: count })
+      .onConflict((conflict) => conflict.columns(['oa_id', 'day']).doUpdateSet({ reserved: sql`quota_reservations.reserved + excluded.reserved` })),
+  3,
+);
+
 async function recordQuotaUse(trx: Transaction, charged: Charged[]): Promise<void> {
   const used = new Map<string, { oaId: string; day: string; count: number }>();
   for (const { request, acceptedCount } of charged) {
@@ -241,11 +252,7 @@ async function recordQuotaUse(trx: Transaction, charged: Charged[]): Promise<voi
   // Rows locked already (lockQuotaRows); sorted all the same.
   for (const id of [...used.keys()].sort()) {
     const entry = used.get(id)!;
-    await trx
-      .insertInto('quota_reservations')
-      .values({ oa_id: entry.oaId, day: entry.day, reserved: entry.count })
-      .onConflict((conflict) => conflict.columns(['oa_id', 'day']).doUpdateSet({ reserved: sql`quota_reservations.reserved + excluded.reserved` }))
-      .execute();
+    await addQuotaUseStatement(trx, entry.oaId, entry.day, entry.count);
   }
 }
 

@@ -13,26 +13,46 @@ function chunkSizeFor(remaining: number): number {
 }
 
 /**
+ * Rows that may already be there: `ON CONFLICT (column) DO NOTHING`, returning `returning` of the
+ * rows inserted now.
+ */
+export interface ConflictRule {
+  column: string;
+  returning: string;
+}
+
+/**
  * Inserts many rows with few statements. The SQL text is built directly because building a query
  * tree of hundreds of rows × 28 columns costs more than running it. Table and column names come
- * from our own code, never from input.
+ * from our own code, never from input. With a conflict rule, returns the rows it inserted (their
+ * `returning` column); without one, nothing.
  */
-export async function insertRows<Row extends object>(trx: Transaction, dialect: Dialect, table: string, rows: Row[]): Promise<void> {
+export async function insertRows<Row extends object>(
+  trx: Transaction,
+  dialect: Dialect,
+  table: string,
+  rows: readonly Row[],
+  conflict?: ConflictRule,
+): Promise<Record<string, unknown>[]> {
   const first = rows[0];
-  if (!first) return;
+  if (!first) return [];
   // Columns that are null in every row are left to their default (NULL): fewer values to bind.
   const columns = (Object.keys(first) as (keyof Row)[]).filter((column) => rows.some((row) => row[column] !== null && row[column] !== undefined));
-  if (dialect === 'postgres') return insertWithArrays(trx, table, columns, rows);
+  const suffix = conflict ? ` ON CONFLICT (${conflict.column}) DO NOTHING RETURNING ${conflict.returning}` : '';
+  if (dialect === 'postgres') return insertWithArrays(trx, table, columns, rows, suffix);
   const columnList = columns.join(',');
   const tuple = `(${columns.map(() => '?').join(',')})`;
+  const inserted: Record<string, unknown>[] = [];
   for (let start = 0; start < rows.length; ) {
     const chunk = rows.slice(start, start + chunkSizeFor(rows.length - start));
     start += chunk.length;
     const parameters: unknown[] = [];
     for (const row of chunk) for (const column of columns) parameters.push(row[column] ?? null);
-    const text = `INSERT INTO ${table} (${columnList}) VALUES ${Array<string>(chunk.length).fill(tuple).join(',')}`;
-    await trx.executeQuery(CompiledQuery.raw(text, parameters));
+    const text = `INSERT INTO ${table} (${columnList}) VALUES ${Array<string>(chunk.length).fill(tuple).join(',')}${suffix}`;
+    const result = await trx.executeQuery<Record<string, unknown>>(CompiledQuery.raw(text, parameters));
+    for (const row of result.rows) inserted.push(row);
   }
+  return inserted;
 }
 
 /**
@@ -40,9 +60,16 @@ export async function insertRows<Row extends object>(trx: Transaction, dialect: 
  * (INSERT … SELECT * FROM unnest(…)), measured about 60% faster than multi-row VALUES. Our rows
  * hold only text and whole numbers, so each column's type follows from its first non-null value.
  */
-async function insertWithArrays<Row extends object>(trx: Transaction, table: string, columns: (keyof Row)[], rows: Row[]): Promise<void> {
+async function insertWithArrays<Row extends object>(
+  trx: Transaction,
+  table: string,
+  columns: (keyof Row)[],
+  rows: readonly Row[],
+  suffix: string,
+): Promise<Record<string, unknown>[]> {
   const arrays = columns.map((column) => rows.map((row) => row[column] ?? null));
   const types = arrays.map((values) => (typeof values.find((value) => value !== null) === 'number' ? 'bigint' : 'text'));
-  const text = `INSERT INTO ${table} (${columns.join(',')}) SELECT * FROM unnest(${types.map((type, index) => `$${index + 1}::${type}[]`).join(',')})`;
-  await trx.executeQuery(CompiledQuery.raw(text, arrays));
+  const text = `INSERT INTO ${table} (${columns.join(',')}) SELECT * FROM unnest(${types.map((type, index) => `$${index + 1}::${type}[]`).join(',')})${suffix}`;
+  const result = await trx.executeQuery<Record<string, unknown>>(CompiledQuery.raw(text, arrays));
+  return result.rows;
 }

@@ -16,7 +16,7 @@ export async function insertDelivery(
   const id = createSortableId('dlv', now);
   const messageId = input.messageId ?? createSortableId('msg', now);
   const finished = input.status === 'pending' ? null : now;
-  await insertWebhookDeliveries(gateway.runtime.store.db, [
+  await insertWebhookDeliveries(gateway.runtime.store.db, gateway.runtime.store.dialect, [
     {
       id,
       message_id: messageId,

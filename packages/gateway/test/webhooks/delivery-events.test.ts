@@ -100,13 +100,13 @@ describe.each(STORE_KINDS)('delivery events applied in groups (%s)', (kind) => {
       event(a, randomBytes(10).toString('hex'), 1_767_200_403_000),
       event(failed, failed.providerId, 1_767_200_404_000),
     ];
-    const results = await runInTransaction(gateway.runtime.store, (trx) => applyDeliveryEvents(trx, group, now));
+    const results = await runInTransaction(gateway.runtime.store, (trx) => applyDeliveryEvents(trx, gateway.runtime.store.dialect, group, now));
     expect(results).toEqual(['delivered', 'duplicate', 'delivered', 'not_deliverable', 'not_deliverable']);
     const rows = await outbox([a.id, b.id, failed.id]);
     expect(rows.map((row) => row.message_id).sort()).toEqual([a.id, b.id].sort());
     expect(JSON.parse(rows.find((row) => row.message_id === a.id)!.body).delivered_at).toBe('2025-12-31T17:00:01.000Z');
     // Applied again (the platform's retry of the whole group): all duplicates, nothing new.
-    const again = await runInTransaction(gateway.runtime.store, (trx) => applyDeliveryEvents(trx, group, now));
+    const again = await runInTransaction(gateway.runtime.store, (trx) => applyDeliveryEvents(trx, gateway.runtime.store.dialect, group, now));
     expect(again).toEqual(['duplicate', 'duplicate', 'duplicate', 'duplicate', 'duplicate']);
     expect(await outbox([a.id, b.id, failed.id])).toHaveLength(2);
   });
