@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/config.ts';
-import { openStore, type Store } from '../../src/store/database.ts';
+import { openStore, pingStore, type Store } from '../../src/store/database.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import type { WebhookDeliveryRow } from '../../src/store/schema.ts';
 import { claimDueDeliveries, findDelivery, listAttempts, recordDeliveryOutcomes } from '../../src/store/webhook-deliveries.ts';
@@ -73,6 +73,9 @@ describe.each(STORE_KINDS)('webhook outbox claims (%s)', (kind) => {
         ids.push(...claimed.map((row) => row.id));
       }
     };
+    // Both connected before the race: a pool that still has to connect (PostgreSQL) would give the
+    // other worker time to claim everything alone.
+    await Promise.all([pingStore(first), pingStore(second)]);
     const [a, b] = await Promise.all([claimAll(first), claimAll(second)]);
     const all = [...a!, ...b!];
     expect(new Set(all).size).toBe(all.length);
