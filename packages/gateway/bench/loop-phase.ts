@@ -19,7 +19,8 @@ export interface LoopPhase {
 
 /** "gateway 560 + simulator 110": where the CPU per message went. */
 export function describeCpuByProcess(phase: LoopPhase): string {
-  const parts = Object.entries(phase.cpuMicrosecondsPerMessageByProcess ?? {});
+  if (phase.cpuMicrosecondsPerMessageByProcess === null) return 'per process: not readable';
+  const parts = Object.entries(phase.cpuMicrosecondsPerMessageByProcess);
   return parts.map(([name, microseconds]) => `${name} ${microseconds.toFixed(0)}`).join(' + ');
 }
 
