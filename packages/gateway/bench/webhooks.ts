@@ -368,6 +368,11 @@ async function runLoop(scenario: WebhookScenario, context: WebhookContext, recei
     if (code !== 0) result.problems.push(`gateway exited with ${code}`);
     result.outbox = await outboxStatuses(database);
     if ((result.outbox.delivered ?? 0) !== ids.length) result.problems.push(`outbox: ${JSON.stringify(result.outbox)} (want ${ids.length} delivered)`);
+  } catch (error) {
+    // A reset connection says little; the gateway's own last words say why it ended.
+    const ended = gateway?.endedEarly();
+    if (ended) throw new Error(`${error instanceof Error ? error.message : String(error)}; the gateway ${ended}:\n${gateway!.output().split('\n').slice(-16).join('\n')}`);
+    throw error;
   } finally {
     if (worker) await worker.stop();
     if (gateway) await gateway.stop();

@@ -18,6 +18,9 @@ const waitAsync = (Atomics as unknown as { waitAsync: WaitAsync }).waitAsync;
 const NEXT_TICKET = 0;
 const SERVING = 1;
 
+/** Any delay: the timer only holds the event loop open while a thread waits, and is cleared after. */
+const KEEP_ALIVE_MS = 2 ** 30;
+
 export class WriteLock {
   readonly buffer: SharedArrayBuffer;
   readonly #cells: Int32Array;
@@ -36,7 +39,12 @@ export class WriteLock {
     const ticket = Atomics.add(this.#cells, NEXT_TICKET, 1);
     for (let serving = Atomics.load(this.#cells, SERVING); serving !== ticket; serving = Atomics.load(this.#cells, SERVING)) {
       const waiting = waitAsync(this.#cells, SERVING, serving);
-      if (waiting.async) await waiting.value;
+      if (!waiting.async) continue;
+      // A pending waitAsync does not keep the event loop alive: a thread whose only work is this
+      // wait (the workers' thread while it starts) would end, losing its place in line with it.
+      const keepAlive = setTimeout(() => undefined, KEEP_ALIVE_MS);
+      await waiting.value;
+      clearTimeout(keepAlive);
     }
   }
 

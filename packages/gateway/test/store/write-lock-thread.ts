@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { openStore, runInTransaction } from '../../src/store/database.ts';
 import { WriteLock } from '../../src/store/write-lock.ts';
 
-const { file, lockBuffer, role, holdMs } = workerData as { file: string; lockBuffer: SharedArrayBuffer; role: 'holder' | 'waiter'; holdMs: number };
+const { file, lockBuffer, role, holdMs } = workerData as { file: string; lockBuffer: SharedArrayBuffer; role: 'holder' | 'waiter' | 'lone waiter'; holdMs: number };
 const port = parentPort!;
 const store = openStore({ kind: 'sqlite', file }, { writeLock: new WriteLock(lockBuffer) });
 
@@ -18,6 +18,12 @@ if (role === 'holder') {
     port.postMessage({ kind: 'holding' });
     await new Promise((resolve) => setTimeout(resolve, holdMs));
   });
+  port.postMessage({ kind: 'done' });
+} else if (role === 'lone waiter') {
+  // Like the workers' thread of `tms start` while it starts: a write waiting for the lock is all the
+  // thread has to do (no timer, no listener), and the thread must not end for want of work.
+  port.postMessage({ kind: 'waiting' });
+  await sql`INSERT INTO writes (thread) VALUES ('lone waiter')`.execute(store.db);
   port.postMessage({ kind: 'done' });
 } else {
   port.once('message', async () => {

@@ -9,13 +9,13 @@ import { openStore } from '../../src/store/database.ts';
 import { WriteLock } from '../../src/store/write-lock.ts';
 
 interface Message {
-  kind: 'ready' | 'holding' | 'done';
+  kind: 'ready' | 'holding' | 'waiting' | 'done';
   /** The waiter's timer ticks while its write waited. */
   ticks?: number;
 }
 
 /** A thread running write-lock-thread.ts through the same TypeScript loader as `tms start` from its sources. */
-function startThread(data: { file: string; lockBuffer: SharedArrayBuffer; role: 'holder' | 'waiter'; holdMs: number }): Worker {
+function startThread(data: { file: string; lockBuffer: SharedArrayBuffer; role: 'holder' | 'waiter' | 'lone waiter'; holdMs: number }): Worker {
   return spawnModuleThread(import.meta.url, 'write-lock-thread', data);
 }
 
@@ -31,6 +31,17 @@ function nextMessage(thread: Worker, kind: Message['kind']): Promise<Message> {
   });
 }
 
+/** A new store with one table, its directory added to `directories` for removal. */
+async function createWritesTable(directories: string[]): Promise<string> {
+  const directory = mkdtempSync(join(tmpdir(), 'tms-write-lock-'));
+  directories.push(directory);
+  const file = join(directory, 'store.sqlite');
+  const setup = openStore({ kind: 'sqlite', file });
+  await sql`CREATE TABLE writes (sequence integer PRIMARY KEY, thread text NOT NULL)`.execute(setup.db);
+  await setup.close();
+  return file;
+}
+
 describe('WriteLock: the SQLite write lock shared by the threads of one process', () => {
   const directories: string[] = [];
   const threads: Worker[] = [];
@@ -40,13 +51,7 @@ describe('WriteLock: the SQLite write lock shared by the threads of one process'
   });
 
   it('makes a thread that wants to write wait without stopping its event loop, then lets it write after the holder commits', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'tms-write-lock-'));
-    directories.push(directory);
-    const file = join(directory, 'store.sqlite');
-    const setup = openStore({ kind: 'sqlite', file });
-    await sql`CREATE TABLE writes (sequence integer PRIMARY KEY, thread text NOT NULL)`.execute(setup.db);
-    await setup.close();
-
+    const file = await createWritesTable(directories);
     const lock = new WriteLock();
     const holdMs = 400;
     const waiter = startThread({ file, lockBuffer: lock.buffer, role: 'waiter', holdMs });
@@ -67,6 +72,21 @@ describe('WriteLock: the SQLite write lock shared by the threads of one process'
     const rows = await sql<{ thread: string }>`SELECT thread FROM writes ORDER BY sequence`.execute(check.db);
     await check.close();
     expect(rows.rows.map((row) => row.thread)).toEqual(['holder', 'waiter']);
+  });
+
+  it('keeps a thread whose only work is a write waiting for the lock alive until it gets the lock', async () => {
+    const file = await createWritesTable(directories);
+    const lock = new WriteLock();
+    await lock.acquire();
+    const waiter = startThread({ file, lockBuffer: lock.buffer, role: 'lone waiter', holdMs: 0 });
+    threads.push(waiter);
+    const exited = new Promise<string>((resolve) => waiter.once('exit', (code) => resolve(`the thread ended with code ${code} before it could write`)));
+    await nextMessage(waiter, 'waiting');
+    // Long enough for a thread with an empty event loop to end (Node.js ends it with code 13).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    lock.release();
+    const outcome = await Promise.race([nextMessage(waiter, 'done').then(() => 'wrote'), exited]);
+    expect(outcome).toBe('wrote');
   });
 
   it('serves the threads in the order they asked', async () => {
