@@ -34,6 +34,8 @@ export interface Config {
   readonly workerThread: boolean;
   /** The workers' thread's old-generation heap limit in MB; 0 leaves V8's own. */
   readonly workerThreadHeapMb: number;
+  /** How far a heap may grow past its last full collection's survivors, in percent; 0 leaves V8's own rule. */
+  readonly heapGrowthPercent: number;
   readonly demoSeed: boolean;
   readonly allowPrivateWebhookTargets: boolean;
   /** Behind a reverse proxy: the client's address and protocol come from its X-Forwarded-* headers. */
@@ -132,6 +134,7 @@ export function parseConfig(env: Environment = process.env): Config {
     accessLog: values.TMS_ACCESS_LOG,
     workerThread: values.TMS_WORKER_THREAD,
     workerThreadHeapMb: values.TMS_WORKER_THREAD_HEAP_MB,
+    heapGrowthPercent: values.TMS_HEAP_GROWTH_PERCENT,
     demoSeed: values.TMS_DEMO_SEED,
     allowPrivateWebhookTargets: values.TMS_WEBHOOK_ALLOW_PRIVATE,
     trustProxy: values.TMS_TRUST_PROXY,

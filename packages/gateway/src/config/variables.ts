@@ -95,6 +95,14 @@ export const CONFIG_VARIABLES = {
     meaning:
       "The workers' thread of `tms start`: the most memory its JavaScript objects may hold (V8's old generation), in MB. Its work is bounded (claims of at most a few thousand messages), so it holds about 40 MB at most; without a limit V8 lets garbage build up to several times that before it collects. A thread that runs out ends the process with exit code 1, and a restart carries on from the store. `0`: V8's own limit, a share of the machine's memory (see *Architecture*, Memory)",
   },
+  TMS_HEAP_GROWTH_PERCENT: {
+    kind: 'integer',
+    default: 30,
+    min: 0,
+    max: 1_000,
+    meaning:
+      "`tms start`, `tms api` and `tms worker`: how far each thread's V8 heap may grow past what it held after its last full garbage collection before the next one, in percent. The gateway holds little (about 35 MB in the API's thread), and on a machine with several GB of memory V8 otherwise lets garbage build up to 4 times that. `0`: V8's own rule (more memory, slightly less CPU; see *Architecture*, Memory)",
+  },
   TMS_DEMO_SEED: {
     kind: 'boolean',
     default: true,

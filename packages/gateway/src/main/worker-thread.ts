@@ -22,6 +22,13 @@ const isOutOfMemory = (error: Error): boolean => (error as { code?: unknown }).c
 /** How long /metrics and /readyz wait for the workers' thread: an event loop that cannot answer this fast is stuck. */
 const REPORT_TIMEOUT_MS = 2000;
 
+/**
+ * The workers' thread's young generation, in MB: two 8 MB semi-spaces and room for large new objects.
+ * V8's default is twice that, held for good once a busy moment has grown it; the workers' objects
+ * live for one round of a claim, which 8 MB holds many times over.
+ */
+const WORKERS_YOUNG_GENERATION_MB = 24;
+
 /** The workers of `tms start`, running in their own thread: stopped with the runtime, and reporting to its metrics. */
 export interface WorkerThread extends Stoppable, MetricsPeer {}
 
@@ -35,7 +42,7 @@ export async function startWorkerThread(options: { config: Config; writeLock: Wr
   const data: WorkerThreadData = { config: options.config, writeLockBuffer: options.writeLock?.buffer ?? null };
   // Without a limit V8 sizes a thread's heap from the machine's memory and lets garbage build up to
   // several times what the workers hold (README, Memory); with one it collects sooner.
-  const heapLimit = options.config.workerThreadHeapMb > 0 ? { maxOldGenerationSizeMb: options.config.workerThreadHeapMb } : undefined;
+  const heapLimit = options.config.workerThreadHeapMb > 0 ? { maxOldGenerationSizeMb: options.config.workerThreadHeapMb, maxYoungGenerationSizeMb: WORKERS_YOUNG_GENERATION_MB } : undefined;
   const worker = spawnModuleThread(import.meta.url, 'worker-thread-main', data, heapLimit);
   const pendingReports = new Map<number, (report: ThreadReport) => void>();
   let nextReportId = 0;

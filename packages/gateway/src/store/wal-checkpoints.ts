@@ -10,9 +10,15 @@
  * write then starts the log over from its beginning, so the file stays bounded under constant load.
  * A page written many times between two rounds is copied once.
  */
-import type { Worker } from 'node:worker_threads';
+import type { ResourceLimits, Worker } from 'node:worker_threads';
 import { spawnModuleThread } from '../lib/module-thread.ts';
 import type { WriteLock } from './write-lock.ts';
+
+/**
+ * The thread runs one PRAGMA a round and allocates almost nothing: V8's default young generation
+ * (two 16 MB semi-spaces once grown) would only be room for garbage.
+ */
+const CHECKPOINT_THREAD_HEAP: ResourceLimits = { maxYoungGenerationSizeMb: 3 };
 
 /** How often a round runs: the log holds about this much of the writes (a few MB at full load). */
 const CHECKPOINT_INTERVAL_MS = 500;
@@ -34,7 +40,7 @@ export interface WalCheckpoints {
 /** Starts the checkpoint thread of the database `file`; `onFailure` hears of each failed round (the next round tries again). */
 export function startWalCheckpoints(file: string, writeLock: WriteLock, onFailure: (error: Error) => void): WalCheckpoints {
   const data: CheckpointThreadData = { file, writeLockBuffer: writeLock.buffer, intervalMs: CHECKPOINT_INTERVAL_MS };
-  const thread: Worker = spawnModuleThread(import.meta.url, 'wal-checkpoint-thread', data);
+  const thread: Worker = spawnModuleThread(import.meta.url, 'wal-checkpoint-thread', data, CHECKPOINT_THREAD_HEAP);
   // It never keeps a process alive by itself: a checkpoint cut short by the exit is safe (SQLite finishes it later).
   thread.unref();
   const exited = new Promise<void>((resolve) => thread.once('exit', () => resolve()));

@@ -68,6 +68,7 @@ const CASES: Record<VariableName, VariableCase> = {
   TMS_ACCESS_LOG: { value: 'on', read: (config) => config.accessLog, expected: true, bad: 'loud' },
   TMS_WORKER_THREAD: { value: 'false', read: (config) => config.workerThread, expected: false, bad: 'sometimes' },
   TMS_WORKER_THREAD_HEAP_MB: { value: '128', read: (config) => config.workerThreadHeapMb, expected: 128, bad: '-1' },
+  TMS_HEAP_GROWTH_PERCENT: { value: '0', read: (config) => config.heapGrowthPercent, expected: 0, bad: '1001' },
   TMS_DEMO_SEED: { value: 'NO', read: (config) => config.demoSeed, expected: false, bad: 'maybe' },
   TMS_WEBHOOK_ALLOW_PRIVATE: { value: '1', read: (config) => config.allowPrivateWebhookTargets, expected: true, bad: '2' },
   TMS_WEBHOOK_RETRY_DELAYS_MS: { value: ' 10, 20 ,30', read: (config) => config.webhooks.retryDelaysMs, expected: [10, 20, 30], bad: '1000;5000' },
