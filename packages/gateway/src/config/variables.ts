@@ -101,7 +101,7 @@ export const CONFIG_VARIABLES = {
     min: 0,
     max: 1_000,
     meaning:
-      "`tms start`, `tms api` and `tms worker`: how far each thread's V8 heap may grow past what it held after its last full garbage collection before the next one, in percent. The gateway holds little (about 35 MB in the API's thread), and on a machine with several GB of memory V8 otherwise lets garbage build up to 4 times that. `0`: V8's own rule (more memory, slightly less CPU; see *Architecture*, Memory)",
+      "`tms start`, `tms api` and `tms worker`: how far each thread's V8 heap may grow past what it held after its last full garbage collection before the next one, in percent. The gateway holds little (about 35 MB in the API's thread), and on a machine with several GB of memory V8 otherwise lets garbage build up to 4 times that. `0`: V8's own rule, about a quarter more memory for a few percent less CPU (see *Architecture*, Memory)",
   },
   TMS_DEMO_SEED: {
     kind: 'boolean',
