@@ -29,7 +29,7 @@ import { parseConfig } from '../src/config/config.ts';
 import { createRuntime } from '../src/main/runtime.ts';
 import { acceptInvitation, inviteConsoleUser } from '../src/services/console/users.ts';
 import { CONSOLE_HISTORY, DAY_MS, growStore, postgresSink, seedBenchWorkspace, sqliteSink, vietnamMidnight, type Grown, type SeededWorkspace } from './grown-store-data.ts';
-import { benchGatewayEnvironment, freePort, startServer, type ServerProcess } from './processes.ts';
+import { benchGatewayEnvironment, freePort, lastLines, startServer, type ServerProcess } from './processes.ts';
 import { fmt } from './report.ts';
 import type * as Harness from '../test/harness.ts';
 
@@ -323,7 +323,7 @@ export async function runConsoleReads(scenario: ConsoleReadScenario, context: Co
     }
     result.peakRssMb = server.peakRssMb();
     const ended = server.endedEarly();
-    if (ended) throw new Error(`the gateway ${ended}, during the run:\n${server.output().split('\n').slice(-16).join('\n')}`);
+    if (ended) throw new Error(`the gateway ${ended}, during the run:\n${lastLines(server.output())}`);
     for (const timing of result.queries) say(`  ${timing.query}: p50 ${fmt(timing.p50Ms, 1)} ms, p99 ${fmt(timing.p99Ms, 1)} ms, max ${fmt(timing.maxMs, 1)} ms (${timing.via})`);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

@@ -13,7 +13,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { openSqliteDatabase } from '../src/store/sqlite-driver.ts';
 import pg from 'pg';
-import { benchGatewayEnvironment, freePort, neutralEnvironment, readCpuSeconds, readPeakRssMb, spawnChild, startServer, type Child, type ServerProcess } from './processes.ts';
+import { benchGatewayEnvironment, freePort, lastLines, neutralEnvironment, readCpuSeconds, readPeakRssMb, spawnChild, startServer, type Child, type ServerProcess } from './processes.ts';
 import { fmt } from './report.ts';
 import type * as Harness from '../test/harness.ts';
 
@@ -229,7 +229,7 @@ export async function runDispatch(scenario: DispatchScenario, context: DispatchC
       const pending = (statuses.queued ?? 0) + (statuses.sending ?? 0);
       if (pending === 0) break;
       const dead = workers.find((w) => w.child.exitCode !== null || w.child.signalCode !== null);
-      if (dead) throw new Error(`a worker exited early (${dead.child.exitCode ?? dead.child.signalCode}):\n${dead.output().split('\n').slice(-16).join('\n')}`);
+      if (dead) throw new Error(`a worker exited early (${dead.child.exitCode ?? dead.child.signalCode}):\n${lastLines(dead.output())}`);
       if (now > deadline) throw new Error(`timed out after ${context.timeoutSeconds} s: ${JSON.stringify(statuses)}`);
       if (now - lastSay > 5000) {
         say(`  ${((now - started) / 1000).toFixed(0)} s: ${JSON.stringify(statuses)}`);

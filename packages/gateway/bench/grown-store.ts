@@ -54,7 +54,7 @@ import { openSqliteDatabase } from '../src/store/sqlite-driver.ts';
 import { checkMessagePage, messageReads, objectOf, percentile, type Read } from './console-reads.ts';
 import { growStore, postgresSink, seedBenchWorkspace, sqliteSink, vietnamMidnight, type Grown, type HistoryPlan, type SeededWorkspace } from './grown-store-data.ts';
 import { runLoad, singleSendShape, type AcceptedIds } from './load.ts';
-import { benchGatewayEnvironment, freePort, neutralEnvironment, readCpuSeconds, spawnChild, startServer, type Child } from './processes.ts';
+import { benchGatewayEnvironment, freePort, lastLines, neutralEnvironment, readCpuSeconds, spawnChild, startServer, type Child } from './processes.ts';
 import { fmt } from './report.ts';
 import { checkPostgres, checkSqlite } from './verify.ts';
 import type * as Harness from '../test/harness.ts';
@@ -466,7 +466,7 @@ async function dispatchRound(context: GrownStoreContext, target: StoreUnderTest,
     const deadline = started + context.dispatchTimeoutSeconds * 1000;
     for (;;) {
       if ((await progress.pending(Date.now())) === 0) break;
-      if (worker.child.exitCode !== null) throw new Error(`the worker exited early (${worker.child.exitCode}):\n${worker.output().split('\n').slice(-16).join('\n')}`);
+      if (worker.child.exitCode !== null) throw new Error(`the worker exited early (${worker.child.exitCode}):\n${lastLines(worker.output())}`);
       if (performance.now() > deadline) throw new Error(`dispatch timed out after ${context.dispatchTimeoutSeconds} s`);
       cpuSeconds = readCpuSeconds(pid);
       await new Promise((resolveWait) => setTimeout(resolveWait, 50));

@@ -20,6 +20,11 @@ export interface ServerProcess {
 
 export { freePort };
 
+/** The last lines of a child's output, for an error report that says why it ended. */
+export function lastLines(output: string, count = 16): string {
+  return output.split('\n').slice(-count).join('\n');
+}
+
 /** The peak RSS of a process, from VmHWM in /proc/<pid>/status. */
 export function readPeakRssMb(pid: number): number | null {
   try {

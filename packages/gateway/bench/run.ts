@@ -57,7 +57,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { BATCH_SIZE, batchShape, runLoad, singleSendShape, type AcceptedIds, type LoadRun, type LoadShape } from './load.ts';
 import { DISPATCH_SCENARIOS, dispatchTable, dispatchTargets, runDispatch, type DispatchResult } from './dispatch.ts';
-import { benchGatewayEnvironment, freePort, neutralEnvironment, startServer, type ServerProcess } from './processes.ts';
+import { benchGatewayEnvironment, freePort, lastLines, neutralEnvironment, startServer, type ServerProcess } from './processes.ts';
 import { evaluateTargets, markdown, targetLines, textTable, type ScenarioKind, type ScenarioResult, type StoreName } from './report.ts';
 import { checkPostgres, checkSqlite, type StoreCheck } from './verify.ts';
 import { CONSOLE_READ_SCENARIOS, consoleReadsTable, consoleReadsTargets, runConsoleReads, type ConsoleReadsResult } from './console-reads.ts';
@@ -187,7 +187,7 @@ async function runCeiling(store: 'sqlite' | 'postgres'): Promise<ScenarioResult>
     await measure(result, server, singleSendShape({ url: server.url, apiKey: null, templateId: 'tpl_ceiling', connections: CONNECTIONS, expectMsgId: false }), null);
     result.peakRssMb = server.peakRssMb();
     const ended = server.endedEarly();
-    if (ended) result.problems.push(`the server ${ended}, during the run:\n${server.output().split('\n').slice(-16).join('\n')}`);
+    if (ended) result.problems.push(`the server ${ended}, during the run:\n${lastLines(server.output())}`);
   } finally {
     await server.stop();
   }
@@ -230,7 +230,7 @@ async function runGateway(id: string, kind: 'single' | 'batch', store: 'sqlite' 
     await measure(result, server, shape, ids);
     result.peakRssMb = server.peakRssMb();
     const ended = server.endedEarly();
-    if (ended) throw new Error(`the gateway ${ended}, during the run:\n${server.output().split('\n').slice(-16).join('\n')}`);
+    if (ended) throw new Error(`the gateway ${ended}, during the run:\n${lastLines(server.output())}`);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     // The server's output can be long: its last lines say why.

@@ -34,7 +34,7 @@ import { createWorkspace } from '../src/services/admin/workspaces.ts';
 import { insertRows } from '../src/store/bulk-insert.ts';
 import { runInTransaction } from '../src/store/database.ts';
 import type { WebhookDeliveryRow } from '../src/store/schema.ts';
-import { benchGatewayEnvironment, freePort, neutralEnvironment, readCpuSeconds, readPeakRssMb, spawnChild, startServer, type Child, type ServerProcess } from './processes.ts';
+import { benchGatewayEnvironment, freePort, lastLines, neutralEnvironment, readCpuSeconds, readPeakRssMb, spawnChild, startServer, type Child, type ServerProcess } from './processes.ts';
 import { describeCpuByProcess, measureLoopPhase, type LoopPhase } from './loop-phase.ts';
 import { fmt } from './report.ts';
 import { startBenchReceiver, type BenchReceiver } from './webhook-receiver.ts';
@@ -214,7 +214,7 @@ async function runDeliveries(scenario: WebhookScenario, context: WebhookContext,
       receiver.waitForUnique(context.deliveries, context.timeoutSeconds * 1000, (unique) => say(`  ${((performance.now() - started) / 1000).toFixed(0)} s: ${unique.toLocaleString('en-US')} reports`)),
       (async () => {
         while (!exited()) await new Promise((resolve) => setTimeout(resolve, 200));
-        if (receiver.stats.unique < context.deliveries) throw new Error(`the worker exited early:\n${worker!.output().split('\n').slice(-16).join('\n')}`);
+        if (receiver.stats.unique < context.deliveries) throw new Error(`the worker exited early:\n${lastLines(worker!.output())}`);
       })(),
     ]);
     const ended = receiver.stats.lastNewAt ?? performance.now();
@@ -371,7 +371,7 @@ async function runLoop(scenario: WebhookScenario, context: WebhookContext, recei
   } catch (error) {
     // A reset connection says little; the gateway's own last words say why it ended.
     const ended = gateway?.endedEarly();
-    if (ended) throw new Error(`${error instanceof Error ? error.message : String(error)}; the gateway ${ended}:\n${gateway!.output().split('\n').slice(-16).join('\n')}`);
+    if (ended) throw new Error(`${error instanceof Error ? error.message : String(error)}; the gateway ${ended}:\n${lastLines(gateway!.output())}`);
     throw error;
   } finally {
     if (worker) await worker.stop();
