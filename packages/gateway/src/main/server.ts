@@ -1,6 +1,4 @@
 import { masterKeyRing } from '../config/master-key.ts';
-import { buildApp } from '../http/app.ts';
-import { buildHealthApp } from '../http/health-app.ts';
 import type { App } from '../http/route-support.ts';
 import { MessageDispatcher } from '../workers/dispatch/engine.ts';
 import { stallBoundMs } from '../infrastructure/loop-health.ts';
@@ -32,6 +30,10 @@ export async function startService(runtime: Runtime, roles: { api: boolean; work
   let app: App | null = null;
   let url: string | null = null;
   if (roles.api) {
+    // Loaded here, not at the top: a thread or process without the API (the workers' thread of
+    // `tms start`) then never loads Fastify, the routes and their schemas, which would cost it
+    // start-up time and memory for code it does not run.
+    const { buildApp } = await import('../http/app.ts');
     const server = await buildApp({ services: runtime, logger: runtime.log });
     app = server;
     url = await server.listen({ host: config.host, port: config.port });
@@ -88,6 +90,7 @@ export async function startService(runtime: Runtime, roles: { api: boolean; work
  */
 export async function startHealthServer(runtime: Runtime): Promise<string> {
   const { config } = runtime;
+  const { buildHealthApp } = await import('../http/health-app.ts');
   const server = await buildHealthApp({ services: runtime, logger: runtime.log });
   try {
     const url = await server.listen({ host: config.host, port: config.port });
