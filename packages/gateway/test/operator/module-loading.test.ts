@@ -16,17 +16,19 @@ const run = promisify(execFile);
 const PRELOAD = fileURLToPath(new URL('./report-loaded-packages.mjs', import.meta.url));
 const PRELOAD_FLAG = `--import=${pathToFileURL(PRELOAD).href}`;
 const HTTP_SERVER_PACKAGES = ['fastify', '@fastify/swagger', 'redoc'];
+/** How report-loaded-packages.mjs starts its line. */
+const REPORT_PREFIX = 'loaded packages: ';
 
 /** The packages a child reported loading (see report-loaded-packages.mjs). */
 function loadedPackages(stderr: string): string[] {
-  const line = stderr.split('\n').find((text) => text.startsWith('loaded packages: '));
+  const line = stderr.split('\n').find((text) => text.startsWith(REPORT_PREFIX));
   if (!line) throw new Error(`the child printed no list of loaded packages: ${stderr.slice(-500)}`);
-  return JSON.parse(line.slice('loaded packages: '.length)) as string[];
+  return JSON.parse(line.slice(REPORT_PREFIX.length)) as string[];
 }
 
 /** The packages loaded by a fresh process that imports one module of the gateway's sources. */
 async function packagesLoadedByImporting(sourcePath: string): Promise<string[]> {
-  const moduleUrl = pathToFileURL(fileURLToPath(new URL(`../../src/${sourcePath}`, import.meta.url))).href;
+  const moduleUrl = new URL(`../../src/${sourcePath}`, import.meta.url).href;
   const { stderr } = await run(process.execPath, ['--import', 'tsx/esm', PRELOAD_FLAG, '--input-type=module', '-e', `await import(${JSON.stringify(moduleUrl)});`], {
     cwd: REPO_ROOT,
     env: childEnvironment({}),
