@@ -90,6 +90,7 @@ export async function startService(runtime: Runtime, roles: { api: boolean; work
  */
 export async function startHealthServer(runtime: Runtime): Promise<string> {
   const { config } = runtime;
+  // Loaded here for the same reason as the API app: the workers' thread of `tms start` serves no probes.
   const { buildHealthApp } = await import('../http/health-app.ts');
   const server = await buildHealthApp({ services: runtime, logger: runtime.log });
   try {
