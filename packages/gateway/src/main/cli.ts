@@ -14,7 +14,7 @@ import { startHealthServer, startService, type RunningService } from './server.t
 import { limitHeapGrowth } from './heap-growth.ts';
 import { printStartBanner } from './banner.ts';
 import { WriteLock } from '../store/write-lock.ts';
-import { startWorkerThread } from './worker-thread.ts';
+import { loadWorkerThread } from './worker-thread.ts';
 
 const USAGE = `tms <command>
 
@@ -108,6 +108,21 @@ async function serve(roles: { api: boolean; worker: boolean }, withDemo: boolean
   if (roles.api) removeAbandonedBackupDownloads({ ctx: operator, input: {} });
   const demo = withDemo && config.database.kind === 'sqlite' && config.demoSeed ? await ensureDemoWorkspace({ ctx: operator, input: {} }) : null;
   const demoOwner = demo ? await ensureDemoOwner({ ctx: operator, input: { workspaceId: demo.workspaceId } }) : null;
+  // The workers' thread loads while the API builds; its loops begin once the API holds the port.
+  const loadingThread = workersInThread
+    ? loadWorkerThread({
+        config,
+        writeLock,
+        log,
+        onFailure: (error) => {
+          // Like a crashed worker process: whatever it held is recovered by the next start.
+          log.error({ err: error }, "the workers' thread ended; exiting");
+          void output.flush(LOG_FLUSH_MS).finally(() => process.exit(1));
+        },
+      })
+    : null;
+  // A thread that fails to load is reported where it is awaited, after the API has started.
+  loadingThread?.catch(() => undefined);
   let service: RunningService;
   let healthUrl: string | null = null;
   try {
@@ -116,25 +131,18 @@ async function serve(roles: { api: boolean; worker: boolean }, withDemo: boolean
     service = await startService(runtime, { api: roles.api, worker: roles.worker && !workersInThread });
   } catch (error) {
     // Nothing is claimed before the port is taken: the process just exits (main's catch).
+    await loadingThread?.then((thread) => thread.stop(), () => undefined);
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
       throw new ConfigError('PORT', `${config.port} is already in use on ${config.host} (EADDRINUSE): give each tms process on this machine its own PORT`);
     }
     throw error;
   }
   stopOnSignals(service, log, output, shutdownDeadlineMs(config));
-  if (workersInThread) {
-    const thread = await startWorkerThread({
-      config,
-      writeLock,
-      log,
-      onFailure: (error) => {
-        // Like a crashed worker process: whatever it held is recovered by the next start.
-        log.error({ err: error }, "the workers' thread ended; exiting");
-        void output.flush(LOG_FLUSH_MS).finally(() => process.exit(1));
-      },
-    });
+  if (loadingThread) {
+    const thread = await loadingThread;
     runtime.ownLoop(thread);
     runtime.metrics.addPeer(thread);
+    await thread.begin();
   }
   if (roles.api) printStartBanner({ config, url: service.url!, generated, secretsFile, adminTokenFromFile, demo, demoOwner });
   log.info({ roles, store: runtime.store.dialect, migrations: runtime.appliedMigrations, url: service.url ?? healthUrl }, 'tms started');

@@ -30,16 +30,20 @@ const runtime = await createRuntime(config, {
   walCheckpoints: 'elsewhere',
   processWideMetrics: false,
 });
-const service = await startService(runtime, { api: false, worker: true });
 const post = (message: FromWorkerThread): void => port.postMessage(message);
 
 port.on('message', (message: ToWorkerThread) => {
+  if (message.kind === 'begin') {
+    void startService(runtime, { api: false, worker: true }).then(() => post({ kind: 'running' }));
+    return;
+  }
   if (message.kind === 'report') {
     void runtime.metrics.report().then((report) => post({ kind: 'report', id: message.id, report }));
     return;
   }
-  void service
-    .stop()
+  // Closing the runtime stops the loops it owns; stopped before it began, no loop ever claimed anything.
+  void runtime
+    .close()
     .catch((error: unknown) => log.error({ err: error }, "stopping the workers' thread failed"))
     .then(() => output.flush(LOG_FLUSH_MS))
     .then(() => {
@@ -49,4 +53,4 @@ port.on('message', (message: ToWorkerThread) => {
       setTimeout(() => process.exit(0), LEFTOVER_HANDLES_GRACE_MS).unref();
     });
 });
-post({ kind: 'ready' });
+post({ kind: 'loaded' });

@@ -13,9 +13,9 @@ export interface WorkerThreadData {
 }
 
 /** From this thread to the workers' thread. */
-export type ToWorkerThread = { kind: 'report'; id: number } | { kind: 'stop' };
-/** From the workers' thread back. */
-export type FromWorkerThread = { kind: 'ready' } | { kind: 'report'; id: number; report: ThreadReport };
+export type ToWorkerThread = { kind: 'begin' } | { kind: 'report'; id: number } | { kind: 'stop' };
+/** From the workers' thread back: `loaded` once its runtime is open, `running` once its loops run. */
+export type FromWorkerThread = { kind: 'loaded' } | { kind: 'running' } | { kind: 'report'; id: number; report: ThreadReport };
 
 const isOutOfMemory = (error: Error): boolean => (error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY';
 
@@ -30,15 +30,20 @@ const REPORT_TIMEOUT_MS = 2000;
 const WORKERS_YOUNG_GENERATION_MB = 24;
 
 /** The workers of `tms start`, running in their own thread: stopped with the runtime, and reporting to its metrics. */
-export interface WorkerThread extends Stoppable, MetricsPeer {}
+export interface WorkerThread extends Stoppable, MetricsPeer {
+  /** Starts the loops; resolves once they run. Stopped before, the thread claims nothing. */
+  begin(): Promise<void>;
+}
 
 /**
- * Starts the worker loops (dispatch, webhooks, periodic tasks) of `tms start` in a second thread
+ * Loads the worker loops (dispatch, webhooks, periodic tasks) of `tms start` in a second thread
  * with its own store connection, so the API's event loop and the workers' each have a core.
- * Resolves once the loops run. `onFailure` is called if the thread ends other than by stop():
- * the process must then end too, as a crashed worker process would, and is recovered the same way.
+ * Resolves once the thread's runtime is open; its loops wait for begin(), so the thread loads
+ * while the API builds, yet claims nothing before the API holds its port. `onFailure` is called
+ * if the thread ends other than by stop(): the process must then end too, as a crashed worker
+ * process would, and is recovered the same way.
  */
-export async function startWorkerThread(options: { config: Config; writeLock: WriteLock | null; log: Logger; onFailure: (error: Error) => void }): Promise<WorkerThread> {
+export async function loadWorkerThread(options: { config: Config; writeLock: WriteLock | null; log: Logger; onFailure: (error: Error) => void }): Promise<WorkerThread> {
   const data: WorkerThreadData = { config: options.config, writeLockBuffer: options.writeLock?.buffer ?? null };
   // Without a limit V8 sizes a thread's heap from the machine's memory and lets garbage build up to
   // several times what the workers hold (README, Memory); with one it collects sooner.
@@ -55,14 +60,17 @@ export async function startWorkerThread(options: { config: Config; writeLock: Wr
     worker.once('error', failedToStart);
     worker.once('exit', exitedBeforeReady);
     worker.once('message', (message: FromWorkerThread) => {
-      if (message.kind !== 'ready') return;
+      if (message.kind !== 'loaded') return;
       worker.off('error', failedToStart);
       worker.off('exit', exitedBeforeReady);
       resolve();
     });
   });
 
+  let markRunning: () => void = () => undefined;
+  const running = new Promise<void>((resolve) => (markRunning = resolve));
   worker.on('message', (message: FromWorkerThread) => {
+    if (message.kind === 'running') markRunning();
     if (message.kind !== 'report') return;
     pendingReports.get(message.id)?.(message.report);
     pendingReports.delete(message.id);
@@ -78,6 +86,10 @@ export async function startWorkerThread(options: { config: Config; writeLock: Wr
 
   const post = (message: ToWorkerThread): void => worker.postMessage(message);
   return {
+    begin: () => {
+      post({ kind: 'begin' });
+      return running;
+    },
     report: () =>
       new Promise<ThreadReport>((resolve, reject) => {
         const id = nextReportId++;
