@@ -5,7 +5,8 @@
  * that passed the URL check cannot be re-pointed at an internal address later (DNS rebinding).
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Agent } from './http-agent.ts';
 import { findWebhookUrlProblem, isNonPublicAddress } from './webhook-url.ts';
 
 /** Most answer bytes read; the rest is discarded with the connection. */

@@ -1,4 +1,5 @@
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Agent } from '../lib/http-agent.ts';
 import { headerValueProblem } from './header-value.ts';
 
 /**

@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type { DatabaseConfig } from '../config/config.ts';
 import type { Database } from './schema.ts';
@@ -26,9 +27,20 @@ export interface Store {
 /** A Kysely instance bound to one connection inside a transaction. */
 export type Transaction = Kysely<Database>;
 
-// PostgreSQL returns bigint and numeric as strings; every value we keep fits in a double.
-pg.types.setTypeParser(20, (value) => Number(value));
-pg.types.setTypeParser(1700, (value) => Number(value));
+let postgresDriver: typeof pg | undefined;
+
+/**
+ * The PostgreSQL driver, loaded when a PostgreSQL store is first opened: a gateway on SQLite then
+ * never holds it (about 3 MB of heap in each of its threads).
+ */
+function loadPostgresDriver(): typeof pg {
+  if (postgresDriver) return postgresDriver;
+  const driver = createRequire(import.meta.url)('pg') as typeof pg;
+  // PostgreSQL returns bigint and numeric as strings; every value we keep fits in a double.
+  driver.types.setTypeParser(20, (value) => Number(value));
+  driver.types.setTypeParser(1700, (value) => Number(value));
+  return (postgresDriver = driver);
+}
 
 /** SQLite's page cache per connection (pages kept in memory, up to this size). */
 const SQLITE_CACHE_KIB = 64 * 1024;
@@ -107,7 +119,7 @@ function openSqlite(file: string, options: StoreOptions): Store {
 }
 
 function openPostgres(url: string, poolSize: number): Store {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  const pool = new (loadPostgresDriver().Pool)({ connectionString: url, max: poolSize });
   // A connection that PostgreSQL closes (restart, failover, pg_terminate_backend, idle timeout) is
   // reported as an 'error' event: by the pool for an idle client, by the client itself when it is
   // checked out between two queries. Unheard, the event is thrown and takes the whole process down.
