@@ -87,13 +87,16 @@ export function countMessages(request: AcceptanceRequest): number {
 /** The result of accepting the first `acceptedCount` messages of a request. */
 export function resultOf(request: AcceptanceRequest, acceptedCount: number): AcceptedResult {
   let messageIndex = 0;
+  // Fields copied one by one, not spread: a batch builds hundreds of these per request, and a
+  // spread of a small object of varying shape costs a runtime call each time.
   const recipients = request.recipients.map((recipient): RecipientResult => {
-    if ('refusal' in recipient) return { ...recipient.echo, status: 'refused', refusal: recipient.refusal };
+    const { phone, trackingId } = recipient.echo;
+    if ('refusal' in recipient) return { phone, trackingId, status: 'refused', refusal: recipient.refusal };
     const queued = messageIndex < acceptedCount;
     messageIndex += 1;
-    if (queued) return { ...recipient.echo, status: 'queued', messageId: recipient.message.id, messageTrackingId: recipient.message.tracking_id };
+    if (queued) return { phone, trackingId, status: 'queued', messageId: recipient.message.id, messageTrackingId: recipient.message.tracking_id };
     if (!request.quota.enforce) throw new Error('a quota that is not enforced accepts every message');
-    return { ...recipient.echo, status: 'refused', refusal: request.quota.overQuotaRefusal };
+    return { phone, trackingId, status: 'refused', refusal: request.quota.overQuotaRefusal };
   });
   return { acceptedCount, scheduledAt: request.scheduledAt, recipients };
 }

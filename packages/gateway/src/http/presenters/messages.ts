@@ -41,10 +41,11 @@ export function presentAcceptedSend(result: AcceptedResult) {
 
 /** The 202 of a batch or RSA send: one result per recipient, in request order. */
 export function presentAcceptedRecipients(result: AcceptedResult): Static<typeof BatchResponse> {
+  // An absent phone or tracking_id is left undefined, which the response serializer leaves out;
+  // spreading optional fields instead costs a runtime call per recipient.
   const results = result.recipients.map((recipient): Static<typeof BatchResultItem> => {
-    const phone = recipient.phone === undefined ? {} : { phone: recipient.phone };
-    if (recipient.status === 'queued') return { ...phone, msg_id: recipient.messageId, tracking_id: recipient.messageTrackingId, status: 'queued' };
-    return { ...phone, ...(recipient.trackingId === undefined ? {} : { tracking_id: recipient.trackingId }), status: 'error', error: recipient.refusal };
+    if (recipient.status === 'queued') return { phone: recipient.phone, msg_id: recipient.messageId, tracking_id: recipient.messageTrackingId, status: 'queued' };
+    return { phone: recipient.phone, tracking_id: recipient.trackingId, status: 'error', error: recipient.refusal };
   });
   return { accepted: result.acceptedCount, total: results.length, scheduled_at: formatUtcOrNull(result.scheduledAt), results };
 }
