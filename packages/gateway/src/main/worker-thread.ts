@@ -87,6 +87,8 @@ export async function loadWorkerThread(options: { config: Config; writeLock: Wri
   const post = (message: ToWorkerThread): void => worker.postMessage(message);
   return {
     begin: () => {
+      // A stop (SIGTERM during start-up) may come first: the thread then never starts its loops.
+      if (stopping) return Promise.resolve();
       post({ kind: 'begin' });
       return running;
     },
