@@ -121,8 +121,12 @@ async function serve(roles: { api: boolean; worker: boolean }, withDemo: boolean
         },
       })
     : null;
-  // A thread that fails to load is reported where it is awaited, after the API has started.
-  loadingThread?.catch(() => undefined);
+  if (loadingThread) {
+    // A thread that fails to load is reported where it is awaited, after the API has started.
+    loadingThread.catch(() => undefined);
+    // Owned from now on, so a SIGTERM while it loads stops it gracefully before the process exits.
+    runtime.ownLoop({ stop: () => loadingThread.then((thread) => thread.stop(), () => undefined) });
+  }
   let service: RunningService;
   let healthUrl: string | null = null;
   try {
@@ -140,7 +144,6 @@ async function serve(roles: { api: boolean; worker: boolean }, withDemo: boolean
   stopOnSignals(service, log, output, shutdownDeadlineMs(config));
   if (loadingThread) {
     const thread = await loadingThread;
-    runtime.ownLoop(thread);
     runtime.metrics.addPeer(thread);
     await thread.begin();
   }

@@ -34,7 +34,14 @@ const post = (message: FromWorkerThread): void => port.postMessage(message);
 
 port.on('message', (message: ToWorkerThread) => {
   if (message.kind === 'begin') {
-    void startService(runtime, { api: false, worker: true }).then(() => post({ kind: 'running' }));
+    void startService(runtime, { api: false, worker: true }).then(
+      () => post({ kind: 'running' }),
+      (error: unknown) => {
+        // Ending the thread ends the process (its parent's onFailure), as a crashed worker would.
+        log.error({ err: error }, "the workers' loops failed to start");
+        void output.flush(LOG_FLUSH_MS).finally(() => process.exit(1));
+      },
+    );
     return;
   }
   if (message.kind === 'report') {
