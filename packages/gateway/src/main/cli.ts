@@ -121,12 +121,11 @@ async function serve(roles: { api: boolean; worker: boolean }, withDemo: boolean
         },
       })
     : null;
-  if (loadingThread) {
-    // A thread that fails to load is reported where it is awaited, after the API has started.
-    loadingThread.catch(() => undefined);
-    // Owned from now on, so a SIGTERM while it loads stops it gracefully before the process exits.
-    runtime.ownLoop({ stop: () => loadingThread.then((thread) => thread.stop(), () => undefined) });
-  }
+  // A thread that fails to load is reported where it is awaited, after the API has started.
+  loadingThread?.catch(() => undefined);
+  const stopLoadingThread = async (): Promise<void> => loadingThread?.then((thread) => thread.stop(), () => undefined);
+  // Owned from now on, so a SIGTERM while it loads stops it gracefully before the process exits.
+  if (loadingThread) runtime.ownLoop({ stop: stopLoadingThread });
   let service: RunningService;
   let healthUrl: string | null = null;
   try {
@@ -135,7 +134,7 @@ async function serve(roles: { api: boolean; worker: boolean }, withDemo: boolean
     service = await startService(runtime, { api: roles.api, worker: roles.worker && !workersInThread });
   } catch (error) {
     // Nothing is claimed before the port is taken: the process just exits (main's catch).
-    await loadingThread?.then((thread) => thread.stop(), () => undefined);
+    await stopLoadingThread();
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
       throw new ConfigError('PORT', `${config.port} is already in use on ${config.host} (EADDRINUSE): give each tms process on this machine its own PORT`);
     }

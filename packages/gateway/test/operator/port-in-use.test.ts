@@ -5,7 +5,7 @@
  * port then sends it, so the message was ready to go. SQLite only: the thread's start-up is the
  * same code on both stores.
  */
-import { createServer, type Server } from 'node:net';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import type { RunningSimulator } from '@tms/zns-sim';
 import { afterEach, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/config.ts';
@@ -36,11 +36,12 @@ afterEach(async () => {
   database = undefined;
 });
 
-function holdPort(port: number): Promise<Server> {
+/** A loopback port held by a listener of this process until the test ends. */
+function holdAnyPort(): Promise<{ server: Server; port: number }> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve(server));
+    server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port }));
   });
 }
 
@@ -61,8 +62,9 @@ it('tms start exits 78 naming PORT when the port is taken, and claims and sends 
   const messageId = sent.body.msg_id as string;
   expect(await api.stop()).toEqual({ code: 0, signal: null });
 
-  const takenPort = await freePort();
-  portHolder = await holdPort(takenPort);
+  const held = await holdAnyPort();
+  portHolder = held.server;
+  const takenPort = held.port;
   const refused = await runTms(['start'], { ...env, PORT: String(takenPort) });
   expect(refused.code, refused.stderr).toBe(EX_CONFIG);
   expect(refused.stderr).toContain(`PORT ${takenPort} is already in use`);
@@ -76,11 +78,6 @@ it('tms start exits 78 naming PORT when the port is taken, and claims and sends 
   // The same store on a free port sends it: the refused start had work it could have claimed.
   const started = startTms(['start'], { ...env, PORT: String(await freePort()) });
   await started.waitForOutput(STARTED);
-  await waitFor(
-    () => Promise.resolve(simulator!.control.messages().length),
-    (count) => count === 1,
-    'the queued message to reach the platform',
-    30_000,
-  );
+  await waitFor(() => simulator!.control.messages().length, (count) => count === 1, 'the queued message to reach the platform');
   expect(await started.stop()).toEqual({ code: 0, signal: null });
 });
