@@ -125,7 +125,7 @@ async function serve(roles: { api: boolean; worker: boolean }, withDemo: boolean
   loadingThread?.catch(() => undefined);
   const stopLoadingThread = async (): Promise<void> => loadingThread?.then((thread) => thread.stop(), () => undefined);
   // Owned from now on, so a SIGTERM while it loads stops it gracefully before the process exits.
-  if (loadingThread) runtime.ownLoop({ stop: stopLoadingThread });
+  if (loadingThread) runtime.ownLoop("workers' thread", { stop: stopLoadingThread });
   let service: RunningService;
   let healthUrl: string | null = null;
   try {

@@ -37,10 +37,10 @@ export interface Runtime extends ServiceParts {
   readonly appliedMigrations: string[];
   /** A verb's context for this caller on this process's parts. */
   contextFor<C extends Caller>(caller: C, log?: Logger): Context<C>;
-  /** Hands the runtime something to stop first on close (an HTTP server, which takes work in). */
-  ownServer(server: Stoppable): void;
+  /** Hands the runtime something to stop first on close (an HTTP server, which takes work in); the name is what a slow stop logs. */
+  ownServer(name: string, server: Stoppable): void;
   /** Hands the runtime a worker loop, stopped after the servers and before the writers flush. */
-  ownLoop(loop: Stoppable): void;
+  ownLoop(name: string, loop: Stoppable): void;
   close(): Promise<void>;
 }
 
@@ -54,6 +54,14 @@ export interface RuntimeOptions {
   /** False in a thread whose metrics another thread serves (store gauges and process metrics come from there). */
   processWideMetrics?: boolean;
 }
+
+interface NamedStoppable {
+  name: string;
+  part: Stoppable;
+}
+
+/** While a stop takes longer than this, what it still waits for is logged this often. */
+const SLOW_STOP_LOG_EVERY_MS = 10_000;
 
 /** Operators are people and their automation: a few hundred tokens at most, misses included. */
 const MAX_CACHED_OPERATOR_TOKENS = 1000;
@@ -101,35 +109,46 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     messageCounts: new MessageCounts(store, clock),
     backups: new BackupSlot(),
   };
-  const servers: Stoppable[] = [];
-  const loops: Stoppable[] = [];
+  const servers: NamedStoppable[] = [];
+  const loops: NamedStoppable[] = [];
   let closing: Promise<void> | null = null;
   const close = async (): Promise<void> => {
     // Every step runs even when one before it failed, so the store is always closed; the first failure is rethrown.
     const failures: unknown[] = [];
-    const step = async (work: () => Promise<unknown>): Promise<void> => {
+    const waitingFor = new Set<string>();
+    const step = async (name: string, work: () => Promise<unknown>): Promise<void> => {
+      waitingFor.add(name);
       try {
         await work();
       } catch (error) {
         failures.push(error);
+      } finally {
+        waitingFor.delete(name);
       }
     };
+    const startedAt = performance.now();
+    // A stop that hangs is ended by the process's deadline; these lines say what it was waiting for.
+    const progress = setInterval(
+      () => log.warn({ waiting_for: [...waitingFor], elapsed_ms: Math.round(performance.now() - startedAt) }, 'still stopping'),
+      SLOW_STOP_LOG_EVERY_MS,
+    ).unref();
     // A backup being copied would hold its request, and the server's close, for as long as the copy takes.
     parts.backups.abandon();
-    for (const server of servers.splice(0)) await step(() => server.stop());
-    await step(() => Promise.all(loops.splice(0).map((loop) => loop.stop())));
+    for (const server of servers.splice(0)) await step(server.name, () => server.part.stop());
+    await Promise.all(loops.splice(0).map((loop) => step(loop.name, () => loop.part.stop())));
     // Loops and requests may have handed work to the writers up to the moment they stopped.
-    await step(() => Promise.all([parts.acceptanceWriter.drain(), parts.deliveryEventWriter.drain()]));
-    await step(() => platform.close());
-    await step(() => store.close());
+    await step('writers', () => Promise.all([parts.acceptanceWriter.drain(), parts.deliveryEventWriter.drain()]));
+    await step('platform client', () => platform.close());
+    await step('store', () => store.close());
+    clearInterval(progress);
     if (failures.length > 0) throw failures[0];
   };
   return {
     ...parts,
     appliedMigrations,
     contextFor: (caller, requestLog) => createContext(parts, caller, requestLog),
-    ownServer: (server) => servers.push(server),
-    ownLoop: (loop) => loops.push(loop),
+    ownServer: (name, server) => servers.push({ name, part: server }),
+    ownLoop: (name, loop) => loops.push({ name, part: loop }),
     close: () => (closing ??= close()),
   };
 }

@@ -1,5 +1,6 @@
 import { masterKeyRing } from '../config/master-key.ts';
 import type { App } from '../http/route-support.ts';
+import { closeServer } from '../http/close-server.ts';
 import { MessageDispatcher } from '../workers/dispatch/engine.ts';
 import { stallBoundMs } from '../infrastructure/loop-health.ts';
 import { WebhookSender } from '../workers/webhooks/engine.ts';
@@ -37,7 +38,7 @@ export async function startService(runtime: Runtime, roles: { api: boolean; work
     const server = await buildApp({ services: runtime, logger: runtime.log });
     app = server;
     url = await server.listen({ host: config.host, port: config.port });
-    runtime.ownServer({ stop: () => server.close() });
+    runtime.ownServer('API server', { stop: () => closeServer(server) });
   }
   const tasks = [...maintenanceTasks(runtime)];
   if (config.templateSyncMs > 0) tasks.push(templateSyncTask(runtime, config.templateSyncMs));
@@ -46,7 +47,7 @@ export async function startService(runtime: Runtime, roles: { api: boolean; work
   }
   const worker = roles.worker ? new Worker(tasks, runtime.log, { loops: runtime.metrics.loops, clock: runtime.clock }) : null;
   worker?.start();
-  if (worker) runtime.ownLoop(worker);
+  if (worker) runtime.ownLoop('periodic tasks', worker);
   const { dispatch } = config;
   const platformCallMs = config.zns.timeoutMs;
   const reconcileEveryMs = Math.min(5000, dispatch.leaseMs);
@@ -70,7 +71,7 @@ export async function startService(runtime: Runtime, roles: { api: boolean; work
       )
     : null;
   dispatcher?.start();
-  if (dispatcher) runtime.ownLoop(dispatcher);
+  if (dispatcher) runtime.ownLoop('dispatch', dispatcher);
   const webhooks = roles.worker ? startWebhookSender(runtime) : null;
   return {
     app,
@@ -95,7 +96,7 @@ export async function startHealthServer(runtime: Runtime): Promise<string> {
   const server = await buildHealthApp({ services: runtime, logger: runtime.log });
   try {
     const url = await server.listen({ host: config.host, port: config.port });
-    runtime.ownServer({ stop: () => server.close() });
+    runtime.ownServer('health server', { stop: () => closeServer(server) });
     return url;
   } catch (error) {
     await server.close();
@@ -130,6 +131,6 @@ function startWebhookSender(runtime: Runtime): WebhookSenderLoop | null {
     runtime.clock,
   );
   loop.start();
-  runtime.ownLoop(loop);
+  runtime.ownLoop('webhooks', loop);
   return loop;
 }

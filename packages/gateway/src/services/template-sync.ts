@@ -206,7 +206,7 @@ export async function syncTemplates({ ctx, input }: VerbCall<OperatorCaller, { w
  * than left out unseen. The status is the row's, never a token this process still holds for the
  * account: a disconnected account is not synced, whoever asks.
  */
-async function syncWorkspace(ctx: Context<SyncCaller>, input: { workspaceId: string; oaId?: string; progress?: SyncProgress }): Promise<TemplateSyncSummary[]> {
+async function syncWorkspace(ctx: Context<SyncCaller>, input: { workspaceId: string; oaId?: string; progress?: SyncProgress; stopping?: AbortSignal }): Promise<TemplateSyncSummary[]> {
   const { workspaceId, oaId } = input;
   await requireWorkspace(ctx, workspaceId);
   const accounts = await listSenderAccounts(ctx.store.db, workspaceId, oaId);
@@ -214,6 +214,7 @@ async function syncWorkspace(ctx: Context<SyncCaller>, input: { workspaceId: str
   const summaries: TemplateSyncSummary[] = [];
   // One account at a time: the platform's rate limits are per app, and this is background work.
   for (const account of accounts) {
+    if (input.stopping?.aborted) break;
     if (account.status !== 'connected') summaries.push(skippedSummary(account));
     else summaries.push(await syncAccount(ctx, workspaceId, account.oa_id, input.progress));
   }
@@ -352,11 +353,13 @@ export interface WorkspaceTemplateSync {
  * workspace whose sync throws (a database error, a secret that cannot be decrypted) is logged and
  * the others still run.
  */
-export async function syncAllWorkspaces({ ctx, input }: VerbCall<TaskCaller, { progress?: SyncProgress }>): Promise<WorkspaceTemplateSync[]> {
+export async function syncAllWorkspaces({ ctx, input }: VerbCall<TaskCaller, { progress?: SyncProgress; stopping?: AbortSignal }>): Promise<WorkspaceTemplateSync[]> {
   const results: WorkspaceTemplateSync[] = [];
   for (const workspaceId of await listWorkspacesWithConnectedAccounts(ctx.store.db)) {
+    // A stopping worker ends between sender accounts: a sync is idempotent, and the next run does the rest.
+    if (input.stopping?.aborted) break;
     try {
-      results.push({ workspaceId, accounts: await syncWorkspace(ctx, { workspaceId, progress: input.progress }) });
+      results.push({ workspaceId, accounts: await syncWorkspace(ctx, { workspaceId, progress: input.progress, stopping: input.stopping }) });
     } catch (error) {
       ctx.log.error({ err: error, workspaceId }, 'template sync of a workspace failed');
     }

@@ -14,8 +14,8 @@ export function templateSyncTask(parts: ServiceParts, everyMs: number): Periodic
     intervalMs: everyMs,
     // Progress is reported after each platform call of the sync.
     longestStepMs: longestAccountCallMs(parts.accessTokens, parts.config.zns.timeoutMs),
-    run: async (progress) => {
-      const results = await syncAllWorkspaces({ ctx: createContext(parts, { kind: 'task', task: 'template-sync' }), input: { progress } });
+    run: async (progress, stopping) => {
+      const results = await syncAllWorkspaces({ ctx: createContext(parts, { kind: 'task', task: 'template-sync' }), input: { progress, stopping } });
       let created = 0;
       let updated = 0;
       let failed = 0;

@@ -50,7 +50,7 @@ describe.each(STORE_KINDS)('personal data and retention (%s)', (kind) => {
   const runRetentionSweep = async () => {
     const task = maintenanceTasks(gateway.runtime).find((candidate) => candidate.name === 'erase_personal_data');
     expect(task, 'the workers run the retention sweep').toBeDefined();
-    await task!.run();
+    await task!.run(() => undefined, new AbortController().signal);
   };
 
   it('erases phones and template data of messages finished longer ago than the retention, and nothing else', async () => {
@@ -113,7 +113,7 @@ describe.each(STORE_KINDS)('personal data and retention (%s)', (kind) => {
       const id = response.body.msg_id as string;
       await keeping.runtime.store.db.updateTable('messages').set({ status: 'delivered', sent_at: START, delivered_at: START }).where('id', '=', id).execute();
       clock = START + 3650 * DAY_MS;
-      await maintenanceTasks(keeping.runtime).find((task) => task.name === 'erase_personal_data')!.run();
+      await maintenanceTasks(keeping.runtime).find((task) => task.name === 'erase_personal_data')!.run(() => undefined, new AbortController().signal);
       expect((await keeping.runtime.store.db.selectFrom('messages').select('phone').where('id', '=', id).executeTakeFirstOrThrow()).phone).toBe('84912000111');
     } finally {
       await keeping.close();

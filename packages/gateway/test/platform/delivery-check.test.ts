@@ -65,4 +65,24 @@ describe.each(STORE_KINDS)('delivery check through the platform status endpoint 
     expect((await stack.message(id)).delivered_at).toBeNull();
     expect(stack.receiver.hooks.filter((hook) => messageIdOf(hook) === id)).toHaveLength(0);
   });
+
+  it('stops between lookups: those in flight finish and are noted, the rest are left for the next run', async () => {
+    const count = 40;
+    const ids = await Promise.all(Array.from({ length: count }, (_, index) => stack.send({ phone: `0913${String(index).padStart(3, '0')}999` })));
+    const rowsOf = () => stack.gateway.runtime.store.db.selectFrom('messages').select(['status', 'status_checked_at']).where('id', 'in', ids).execute();
+    await waitFor(rowsOf, (rows) => rows.every((row) => row.status === 'sent'), 'every message sent');
+    // A slow status endpoint: one run over these messages takes many rounds of lookups.
+    stack.simulator.control.setFaults({ latency_ms: 1000, scope: 'business' });
+    const lookups = () => Object.entries(stack.simulator.control.stats().requests.by_route).reduce((sum, [route, hits]) => (route.includes('message/status') ? sum + hits : sum), 0);
+    const before = lookups();
+    // Eight lookups at once: the run over these messages is under way (the earlier test's message alone asks one at a time).
+    await waitFor(lookups, (made) => made >= before + 8, 'the check to ask the platform about these messages');
+
+    await stack.gateway.service.worker!.stop();
+    const asked = (await rowsOf()).filter((row) => row.status_checked_at !== null).length;
+    expect(asked).toBeGreaterThan(0);
+    expect(asked).toBeLessThan(count);
+    expect(lookups() - before).toBeLessThan(count);
+    stack.simulator.control.clearFaults();
+  });
 });

@@ -499,7 +499,7 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
     const auditedBefore = (await syncEntries(demoWorkspace)).length;
     // Each platform call of the round is reported as progress (the worker's stall check counts on it).
     let steps = 0;
-    await task.run(() => (steps += 1));
+    await task.run(() => (steps += 1), new AbortController().signal);
     expect((await templates(demoWorkspace))['250003'].name).toBe('Appointment reminder');
     // At least the list and the info of each of the demo account's three templates.
     expect(steps).toBeGreaterThanOrEqual(4);
@@ -508,6 +508,12 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
     // Same answer through the service directly: everything is now up to date.
     const again = await syncTemplates({ ctx: runtime.contextFor({ kind: 'operator' }), input: { workspaceId: demoWorkspace } });
     expect(again).toEqual([{ oaId: DEMO_OA, created: 0, updated: 0, unchanged: 3, failed: [], error: null, skipped: false }]);
+    // A round of a stopping worker starts no platform call: the next run does the sync.
+    await runtime.store.db.updateTable('templates').set({ name: 'stale' }).where('template_id', '=', '250003').execute();
+    let stepsWhileStopping = 0;
+    await task.run(() => (stepsWhileStopping += 1), AbortSignal.abort());
+    expect(stepsWhileStopping).toBe(0);
+    expect((await templates(demoWorkspace))['250003'].name).toBe('stale');
   });
 });
 

@@ -32,12 +32,14 @@ export interface DeliveryCheckResult {
 
 type DeliveryCheckParts = Pick<ServiceParts, 'store' | 'clock' | 'log' | 'platform' | 'metrics' | 'deliveryEventWriter'>;
 
+type CheckOutcome = 'delivered' | 'not_delivered' | 'lookup_failed' | 'not_asked';
+
 export async function checkOverdueDeliveries(
   parts: DeliveryCheckParts,
   tokens: Pick<AccessTokens, 'accessTokenFor'>,
   settings: DeliveryCheckSettings,
-  /** Told after each lookup (the periodic task's progress). */
-  progress?: () => void,
+  /** `progress` is told after each lookup; once `stopping` is aborted, no lookup starts. */
+  run: { progress?: () => void; stopping?: AbortSignal } = {},
 ): Promise<DeliveryCheckResult> {
   const now = parts.clock();
   const overdue = await findMessagesAwaitingDelivery(parts.store.db, {
@@ -50,23 +52,26 @@ export async function checkOverdueDeliveries(
   const outcomes = await Promise.all(
     overdue.map((message) =>
       limit.run(async () => {
+        if (run.stopping?.aborted) return 'not_asked';
         const outcome = await checkOne(parts, tokens, message);
-        progress?.();
+        run.progress?.();
         return outcome;
       }),
     ),
   );
   const delivered = outcomes.filter((outcome) => outcome === 'delivered').length;
-  // Every message asked about waits afterMs before it is asked again, whatever the answer was.
-  await markStatusChecked(parts.store.db, overdue.filter((_message, index) => outcomes[index] !== 'delivered').map((message) => message.id), parts.clock());
-  return { checked: overdue.length, delivered };
+  // Every message asked about waits afterMs before it is asked again, whatever the answer was;
+  // one the stop kept from being asked is asked by the next run.
+  const asked = (outcome: CheckOutcome): boolean => outcome === 'not_delivered' || outcome === 'lookup_failed';
+  await markStatusChecked(parts.store.db, overdue.filter((_message, index) => asked(outcomes[index]!)).map((message) => message.id), parts.clock());
+  return { checked: outcomes.filter((outcome) => outcome !== 'not_asked').length, delivered };
 }
 
 async function checkOne(
   parts: DeliveryCheckParts,
   tokens: Pick<AccessTokens, 'accessTokenFor'>,
   message: MessageAwaitingDelivery,
-): Promise<'delivered' | 'not_delivered' | 'lookup_failed'> {
+): Promise<Exclude<CheckOutcome, 'not_asked'>> {
   const platformMsgId = message.provider_msg_id!;
   try {
     const token = await tokens.accessTokenFor(message.oa_id);

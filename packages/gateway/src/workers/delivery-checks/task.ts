@@ -13,11 +13,11 @@ export function deliveryCheckTask(parts: ServiceParts, settings: DeliveryCheckSe
     intervalMs: Math.min(60_000, settings.afterMs),
     // Progress is reported after each status lookup.
     longestStepMs: longestAccountCallMs(parts.accessTokens, parts.config.zns.timeoutMs),
-    run: async (progress) => {
+    run: async (progress, stopping) => {
       let checked = 0;
       let delivered = 0;
-      for (let batch = 0; batch < BATCHES_PER_RUN; batch += 1) {
-        const result = await checkOverdueDeliveries(parts, parts.accessTokens, settings, progress);
+      for (let batch = 0; batch < BATCHES_PER_RUN && !stopping.aborted; batch += 1) {
+        const result = await checkOverdueDeliveries(parts, parts.accessTokens, settings, { progress, stopping });
         checked += result.checked;
         delivered += result.delivered;
         if (result.checked < settings.batchSize) break;
