@@ -132,15 +132,18 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       () => log.warn({ waiting_for: [...waitingFor], elapsed_ms: Math.round(performance.now() - startedAt) }, 'still stopping'),
       SLOW_STOP_LOG_EVERY_MS,
     ).unref();
-    // A backup being copied would hold its request, and the server's close, for as long as the copy takes.
-    parts.backups.abandon();
-    for (const server of servers.splice(0)) await step(server.name, () => server.part.stop());
-    await Promise.all(loops.splice(0).map((loop) => step(loop.name, () => loop.part.stop())));
-    // Loops and requests may have handed work to the writers up to the moment they stopped.
-    await step('writers', () => Promise.all([parts.acceptanceWriter.drain(), parts.deliveryEventWriter.drain()]));
-    await step('platform client', () => platform.close());
-    await step('store', () => store.close());
-    clearInterval(progress);
+    try {
+      // A backup being copied would hold its request, and the server's close, for as long as the copy takes.
+      parts.backups.abandon();
+      for (const server of servers.splice(0)) await step(server.name, () => server.part.stop());
+      await Promise.all(loops.splice(0).map((loop) => step(loop.name, () => loop.part.stop())));
+      // Loops and requests may have handed work to the writers up to the moment they stopped.
+      await step('writers', () => Promise.all([parts.acceptanceWriter.drain(), parts.deliveryEventWriter.drain()]));
+      await step('platform client', () => platform.close());
+      await step('store', () => store.close());
+    } finally {
+      clearInterval(progress);
+    }
     if (failures.length > 0) throw failures[0];
   };
   return {

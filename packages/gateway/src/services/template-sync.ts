@@ -79,6 +79,8 @@ const DEFAULT_TEMPLATE_TYPE = 1;
 
 /** The account cannot be synced now: becomes the summary's `error`. */
 class AccountSyncError extends Error {}
+/** The worker stops: the account's remaining calls are not made (its sync writes nothing, the next run does it). */
+class SyncStoppedError extends Error {}
 
 /** What the platform answered for one template; `listed` is false for one of ours the list left out. */
 type Fetched = { templateId: string; listed: boolean } & ({ detail: TemplateDetail } | { error: string });
@@ -132,11 +134,13 @@ class AccountSession {
     private readonly ctx: Context<SyncCaller>,
     readonly oaId: string,
     private readonly progress: SyncProgress | undefined,
+    private readonly stopping: AbortSignal | undefined,
   ) {
     this.tokens = ctx.parts.accessTokens;
   }
 
   async call<T>(operation: (token: string) => Promise<ZnsResult<T>>): Promise<ZnsResult<T>> {
+    if (this.stopping?.aborted) throw new SyncStoppedError('the worker is stopping');
     const result = await callAsAccount(this.tokens, this.oaId, operation);
     this.progress?.();
     return result;
@@ -216,7 +220,7 @@ async function syncWorkspace(ctx: Context<SyncCaller>, input: { workspaceId: str
   for (const account of accounts) {
     if (input.stopping?.aborted) break;
     if (account.status !== 'connected') summaries.push(skippedSummary(account));
-    else summaries.push(await syncAccount(ctx, workspaceId, account.oa_id, input.progress));
+    else summaries.push(await syncAccount(ctx, workspaceId, account.oa_id, input.progress, input.stopping));
   }
   return summaries;
 }
@@ -226,9 +230,9 @@ function skippedSummary(account: SenderAccountRow): TemplateSyncSummary {
   return { oaId: account.oa_id, created: 0, updated: 0, unchanged: 0, failed: [], error: `skipped: ${why}`, skipped: true };
 }
 
-async function syncAccount(ctx: Context<SyncCaller>, workspaceId: string, oaId: string, progress: SyncProgress | undefined): Promise<TemplateSyncSummary> {
+async function syncAccount(ctx: Context<SyncCaller>, workspaceId: string, oaId: string, progress: SyncProgress | undefined, stopping: AbortSignal | undefined): Promise<TemplateSyncSummary> {
   const summary: TemplateSyncSummary = { oaId, created: 0, updated: 0, unchanged: 0, failed: [], error: null, skipped: false };
-  const session = new AccountSession(ctx, oaId, progress);
+  const session = new AccountSession(ctx, oaId, progress, stopping);
   let fetched: Fetched[];
   try {
     const listed = await session.listedTemplateIds();
@@ -238,6 +242,7 @@ async function syncAccount(ctx: Context<SyncCaller>, workspaceId: string, oaId: 
     for (const templateId of listed) fetched.push(await session.detail(templateId, true));
     for (const templateId of unlisted) fetched.push(await session.detail(templateId, false));
   } catch (error) {
+    if (error instanceof SyncStoppedError) return { ...summary, error: `skipped: ${error.message}`, skipped: true };
     if (error instanceof AccountSyncError) summary.error = error.message;
     else if (error instanceof ReloginRequiredError) summary.error = error.message;
     else if (error instanceof PlatformUnavailableError) summary.error = `the platform is unavailable: ${error.message}`;
@@ -356,7 +361,7 @@ export interface WorkspaceTemplateSync {
 export async function syncAllWorkspaces({ ctx, input }: VerbCall<TaskCaller, { progress?: SyncProgress; stopping?: AbortSignal }>): Promise<WorkspaceTemplateSync[]> {
   const results: WorkspaceTemplateSync[] = [];
   for (const workspaceId of await listWorkspacesWithConnectedAccounts(ctx.store.db)) {
-    // A stopping worker ends between sender accounts: a sync is idempotent, and the next run does the rest.
+    // A stopping worker makes no more platform calls (see AccountSession): a sync is idempotent, and the next run does the rest.
     if (input.stopping?.aborted) break;
     try {
       results.push({ workspaceId, accounts: await syncWorkspace(ctx, { workspaceId, progress: input.progress, stopping: input.stopping }) });

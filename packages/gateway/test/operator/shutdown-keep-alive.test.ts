@@ -1,9 +1,10 @@
 /**
  * SIGTERM while a client's request is still in flight on a keep-alive connection: the request is
- * answered, with Connection: close, the connection is closed, and `tms start` exits 0 soon after.
- * Left open, an idle keep-alive connection would hold the stop for the whole keep-alive timeout
- * (72 s), past the 30 s stop deadline that exits 1. A real `tms start` child process on SQLite:
- * the HTTP server's stop is the same code on both stores.
+ * answered, with Connection: close (the answer starts after the stop began), the connection is
+ * closed, and `tms start` exits 0 soon after. Left open, an idle keep-alive connection would hold
+ * the stop for the whole keep-alive timeout (72 s), past the 30 s stop deadline that exits 1; an
+ * answer that had started before the stop is src/http/close-server.test.ts's case. A real
+ * `tms start` child process on SQLite: the HTTP server's stop is the same code on both stores.
  */
 import { Agent, request, type IncomingMessage } from 'node:http';
 import { afterEach, expect, it } from 'vitest';

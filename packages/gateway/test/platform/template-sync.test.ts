@@ -508,12 +508,19 @@ describe.each(STORE_KINDS)('template sync on %s', (kind) => {
     // Same answer through the service directly: everything is now up to date.
     const again = await syncTemplates({ ctx: runtime.contextFor({ kind: 'operator' }), input: { workspaceId: demoWorkspace } });
     expect(again).toEqual([{ oaId: DEMO_OA, created: 0, updated: 0, unchanged: 3, failed: [], error: null, skipped: false }]);
-    // A round of a stopping worker starts no platform call: the next run does the sync.
+    // The worker stops after the round's first platform call (the list): no other call is made, the
+    // account's sync writes nothing, and the next run does it.
     await runtime.store.db.updateTable('templates').set({ name: 'stale' }).where('template_id', '=', '250003').execute();
-    let stepsWhileStopping = 0;
-    await task.run(() => (stepsWhileStopping += 1), AbortSignal.abort());
-    expect(stepsWhileStopping).toBe(0);
+    const stopping = new AbortController();
+    let stepsBeforeStop = 0;
+    await task.run(() => {
+      stepsBeforeStop += 1;
+      stopping.abort();
+    }, stopping.signal);
+    expect(stepsBeforeStop).toBe(1);
     expect((await templates(demoWorkspace))['250003'].name).toBe('stale');
+    await task.run(() => undefined, new AbortController().signal);
+    expect((await templates(demoWorkspace))['250003'].name).toBe('Appointment reminder');
   });
 });
 
