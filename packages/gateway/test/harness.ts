@@ -139,6 +139,21 @@ export async function httpRequest(baseUrl: string, method: string, path: string,
   return { status: response.status, headers: response.headers, body: parsed, text };
 }
 
+/** Longer than any graceful stop of a test gateway, and shorter than a test hook's time limit. */
+const STOP_REPORT_AFTER_MS = 45_000;
+/** The gateway's last warning and error lines kept for that report. */
+const KEPT_LOG_LINES = 40;
+
+/** A gateway's warnings and errors, kept in memory and shown only when its stop hangs. */
+function keptLog(): { log: pino.Logger; lines: string[] } {
+  const lines: string[] = [];
+  const keep = (line: string): void => {
+    lines.push(line.trimEnd());
+    if (lines.length > KEPT_LOG_LINES) lines.shift();
+  };
+  return { log: pino({ level: 'warn' }, { write: keep }), lines };
+}
+
 /** Starts an in-process gateway (API, no workers unless asked) on a fresh database. */
 export async function startTestGateway(
   kind: StoreKind,
@@ -146,7 +161,8 @@ export async function startTestGateway(
 ): Promise<TestGateway> {
   const database = await createTestDatabase(kind);
   const config = parseConfig(gatewayEnvironment(database, options.env));
-  const runtime = await createRuntime(config, { log: pino({ level: 'silent' }), clock: options.clock });
+  const { log, lines } = keptLog();
+  const runtime = await createRuntime(config, { log, clock: options.clock });
   const service = await startService(runtime, { api: true, worker: options.worker ?? false });
   const url = service.url!;
   return {
@@ -158,7 +174,17 @@ export async function startTestGateway(
     request: (method, path, requestOptions) => httpRequest(url, method, path, requestOptions),
     admin: (method, path, body) => httpRequest(url, method, `/admin/v1${path}`, { key: config.adminToken!, body }),
     close: async () => {
-      await service.stop();
+      // A stop that hangs fails here with the gateway's own account (its "still stopping" lines
+      // name what it waits for), not later as a bare hook timeout.
+      let timer: NodeJS.Timeout | undefined;
+      const hung = new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(() => reject(new Error(`the test gateway did not stop within ${STOP_REPORT_AFTER_MS} ms; its last warnings:\n${lines.join('\n')}`)), STOP_REPORT_AFTER_MS);
+      });
+      try {
+        await Promise.race([service.stop(), hung]);
+      } finally {
+        clearTimeout(timer);
+      }
       await database.drop();
     },
   };
