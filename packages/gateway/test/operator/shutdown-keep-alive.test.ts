@@ -27,9 +27,6 @@ it('answers a request in flight at SIGTERM, closes its keep-alive connection and
     TMS_LOG_LEVEL: 'info',
     // Its "incoming request" line tells when the request has reached the gateway.
     TMS_ACCESS_LOG: 'true',
-    // Nothing listens there: no platform is needed here.
-    ZNS_API_URL: 'http://127.0.0.1:9',
-    ZNS_OAUTH_URL: 'http://127.0.0.1:9',
   });
   const tms = startTms(['start'], env);
   await tms.waitForOutput('"msg":"tms started"');
