@@ -237,9 +237,9 @@ async function runDeliveries(scenario: WebhookScenario, context: WebhookContext,
   }
 }
 
-async function startSimulatorProcess(context: WebhookContext): Promise<{ url: string; child: Child }> {
+async function startSimulatorProcess(context: WebhookContext, nodeArgs: string[] = []): Promise<{ url: string; child: Child }> {
   const port = await freePort();
-  const child = spawnChild(context.root, [join(context.root, 'packages/zns-sim/bin/tms-zns-sim.js'), '--port', String(port)], neutralEnvironment());
+  const child = spawnChild(context.root, [...nodeArgs, join(context.root, 'packages/zns-sim/bin/tms-zns-sim.js'), '--port', String(port)], neutralEnvironment());
   const deadline = Date.now() + 30_000;
   while (!child.output().includes('listening on')) {
     if (child.child.exitCode !== null) throw new Error(`simulator exited: ${child.output()}`);
@@ -298,7 +298,7 @@ async function acceptThroughApi(url: string, apiKey: string, count: number, batc
  */
 async function runLoop(scenario: WebhookScenario, context: WebhookContext, receiver: BenchReceiver, result: WebhookResult): Promise<void> {
   const { harness, say } = context;
-  const sim = await startSimulatorProcess(context);
+  const sim = await startSimulatorProcess(context, profileArgs(context, `${scenario.id}-simulator`));
   const database = await harness.createTestDatabase(scenario.store);
   let gateway: ServerProcess | null = null;
   let worker: Child | null = null;

@@ -188,7 +188,7 @@ export const ERROR_CATALOGUE = {
   },
   request_timeout: {
     status: 408,
-    meaning: "The request did not arrive in full within the server's request timeout.",
+    meaning: "The request did not arrive in full within the server's request timeout, or within 5 s of the gateway beginning to stop; nothing of it was acted on.",
     action: 'Retry with the same Idempotency-Key; check the network path if it repeats.',
   },
   message_not_queued: {

@@ -3,10 +3,12 @@
  * answered, with Connection: close (the answer starts after the stop began), the connection is
  * closed, and `tms start` exits 0 soon after. Left open, an idle keep-alive connection would hold
  * the stop for the whole keep-alive timeout (72 s), past the 30 s stop deadline that exits 1; an
- * answer that had started before the stop is src/http/close-server.test.ts's case. A real
+ * answer that had started before the stop is src/http/close-server.test.ts's case. A client whose
+ * request is still arriving a few seconds into the stop is answered 408 and let go. A real
  * `tms start` child process on SQLite: the HTTP server's stop is the same code on both stores.
  */
 import { Agent, request, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
 import { createTestDatabase, freePort, gatewayEnvironment, type TestDatabase } from '../harness.ts';
 import { killAllTms, startTms } from './processes.ts';
@@ -65,4 +67,31 @@ it('answers a request in flight at SIGTERM, closes its keep-alive connection and
   await socketClosed;
   expect(await tms.exited, tms.stdout()).toEqual({ code: 0, signal: null });
   agent.destroy();
+});
+
+it('cuts a request whose body is still trickling in a few seconds into the stop, answering it 408, and exits 0', { timeout: 90_000 }, async () => {
+  database = await createTestDatabase('sqlite');
+  const port = await freePort();
+  const env = gatewayEnvironment(database, { PORT: String(port), TMS_LOG_LEVEL: 'info', TMS_ACCESS_LOG: 'true' });
+  const tms = startTms(['start'], env);
+  await tms.waitForOutput('"msg":"tms started"');
+
+  // Node stops its own request timeout once the server closes: left alone, this client would hold
+  // the stop until the deadline, which exits 1.
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  let received = '';
+  socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.write(`POST /admin/v1/workspaces HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${env.TMS_ADMIN_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{"name":`);
+  await tms.waitForOutput('"msg":"incoming request"');
+  const trickle = setInterval(() => socket.write(' '), 500);
+
+  tms.child.kill('SIGTERM');
+  await closed;
+  clearInterval(trickle);
+  expect(received).toMatch(/^HTTP\/1\.1 408 /);
+  expect(received).toContain('"type":"request_timeout"');
+  expect(await tms.exited, tms.stdout()).toEqual({ code: 0, signal: null });
+  expect(tms.stdout()).toContain('closed the connections whose request was still arriving');
 });
