@@ -45,6 +45,12 @@ describe('Vietnam days', () => {
     expect(vietnamDay(Date.UTC(2026, 10, 21, 17, 0))).toBe('2026-11-22');
   });
 
+  it('names the right day for instants asked in any order around midnight', () => {
+    const midnight = Date.UTC(2026, 10, 21, 17, 0);
+    const asked = [midnight - 1, midnight, midnight - 1, midnight + 86_400_000 - 1, midnight + 86_400_000, midnight - 86_400_000 - 1, midnight + 1];
+    expect(asked.map(vietnamDay)).toEqual(['2026-11-21', '2026-11-22', '2026-11-21', '2026-11-22', '2026-11-23', '2026-11-20', '2026-11-22']);
+  });
+
   it('quota resets at the next Vietnam midnight, written with +07:00', () => {
     const now = Date.UTC(2026, 10, 21, 9, 30);
     expect(formatVietnamTime(nextVietnamMidnight(now))).toBe('2026-11-22T00:00:00.000+07:00');

@@ -55,9 +55,15 @@ export function formatUtcOrNull(epochMs: number | null | undefined): string | nu
   return epochMs === null || epochMs === undefined ? null : formatUtc(epochMs);
 }
 
+/** The last day vietnamDay named, with its bounds: nearly every call of a busy process asks about today. */
+let lastDay = { start: 0, end: 0, text: '' };
+
 /** The Vietnam calendar day (YYYY-MM-DD) that contains an instant: the unit of daily quotas. */
 export function vietnamDay(epochMs: number): string {
-  return new Date(epochMs + VIETNAM_OFFSET_MS).toISOString().slice(0, 10);
+  if (epochMs >= lastDay.start && epochMs < lastDay.end) return lastDay.text;
+  const end = nextVietnamMidnight(epochMs);
+  lastDay = { start: end - DAY_MS, end, text: new Date(epochMs + VIETNAM_OFFSET_MS).toISOString().slice(0, 10) };
+  return lastDay.text;
 }
 
 /** The next Vietnam midnight after an instant, as epoch milliseconds. */

@@ -59,12 +59,40 @@ function pathOf(place: Place, root: string): string {
 const NUL = '\u0000';
 
 /**
+ * Whether findUnstorableValue would refuse the value: the same walk without the paths, allocating
+ * nothing per value, since nearly every request passes it. Strings and keys are searched for NUL
+ * only when `mayHoldNul`.
+ */
+function holdsUnstorableValue(value: unknown, mayHoldNul: boolean): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const current = stack.pop();
+    if (typeof current === 'number') {
+      if (!Number.isFinite(current)) return true;
+    } else if (typeof current === 'string') {
+      if (mayHoldNul && current.includes(NUL)) return true;
+    } else if (Array.isArray(current)) {
+      for (const item of current) stack.push(item);
+    } else if (typeof current === 'object' && current !== null) {
+      const fields = current as Record<string, unknown>;
+      for (const key in fields) {
+        if (mayHoldNul && key.includes(NUL)) return true;
+        stack.push(fields[key]);
+      }
+    }
+  }
+  return false;
+}
+
+/**
  * What no column can take, found without recursion: a number that is not finite (JSON `1e400`
  * parses to Infinity, which integer schemas accept and PostgreSQL or a later read refuses) and
  * the NUL character, in a value or a key (PostgreSQL text cannot hold it). Returns why the value
- * is refused, or null.
+ * is refused, or null. `mayHoldNul` false skips the search for NUL (parsed JSON whose text has no
+ * `\u0000` escape cannot hold one).
  */
-export function findUnstorableValue(value: unknown, root: string): string | null {
+export function findUnstorableValue(value: unknown, root: string, mayHoldNul = true): string | null {
+  if (!holdsUnstorableValue(value, mayHoldNul)) return null;
   const stack: Place[] = [{ value, key: null, parent: null }];
   for (let place = stack.pop(); place; place = stack.pop()) {
     const current = place.value;
@@ -99,7 +127,8 @@ export function parseJsonBody(text: string, prototypeKeys: 'error' | 'remove'): 
   } catch {
     throw new ApiError('invalid_json', 'request body is not valid JSON');
   }
-  const problem = findUnstorableValue(parsed, 'body');
+  // JSON can carry NUL only as the escape \u0000: an unescaped control character is not JSON.
+  const problem = findUnstorableValue(parsed, 'body', text.includes('\\u0000'));
   if (problem) throw new ApiError('invalid_request', problem);
   return parsed;
 }
