@@ -81,10 +81,19 @@ export class GroupCommitter<Item, Outcome> {
       void this.commit(group).finally(() => {
         this.inFlight -= 1;
         this.releasePartitions(partitions);
-        if (this.pending.length > 0) this.pump();
-        else if (this.inFlight === 0 && !this.scheduled) for (const wake of this.idleWaiters.splice(0)) wake();
+        this.pump();
       });
     }
+    this.wakeDrainersIfIdle();
+  }
+
+  /**
+   * Checked wherever the committer may have become idle: after a commit, and after a scheduled
+   * pump. A commit that ends can take the items a pump was scheduled for; that pump then finds
+   * nothing to do, and if it did not check, a drain() waiting since then would never end.
+   */
+  private wakeDrainersIfIdle(): void {
+    if (this.pending.length === 0 && this.inFlight === 0 && !this.scheduled) for (const wake of this.idleWaiters.splice(0)) wake();
   }
 
   /** The next group: pending items in submission order, skipping those of busy partitions, within the limits. */

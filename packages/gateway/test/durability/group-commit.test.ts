@@ -170,6 +170,24 @@ describe('GroupCommitter', () => {
     expect(answered).toBe(true);
   });
 
+  it('drain() resolves when a finished commit took the items a lingering group was waiting for', async () => {
+    const ledger = new Ledger();
+    const committer = new GroupCommitter(ledger.commit, { ...LOOSE, lingerMs: 50 });
+    ledger.hold();
+    const first = committer.submit({ id: 1, weight: 1 });
+    // The first group is committing; the second item waits for its linger to end.
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    const second = committer.submit({ id: 2, weight: 1 });
+    // The first commit ends before the linger does and takes the second item along at once.
+    ledger.release();
+    await Promise.all([first, second]);
+    expect(ledger.calls).toEqual([[1], [2]]);
+    // Nothing is left to commit, but the lingering group's turn is still to come: drain() waits for it.
+    const drained = committer.drain().then(() => 'drained');
+    const outcome = await Promise.race([drained, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 500))]);
+    expect(outcome).toBe('drained');
+  });
+
   it('drain() on an idle committer resolves at once', async () => {
     const committer = new GroupCommitter(new Ledger().commit, LOOSE);
     await expect(committer.drain()).resolves.toBeUndefined();
