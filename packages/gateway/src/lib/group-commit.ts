@@ -67,7 +67,7 @@ export class GroupCommitter<Item, Outcome> {
 
   /** Resolves once everything submitted so far is committed (for graceful shutdown). */
   drain(): Promise<void> {
-    if (this.pending.length === 0 && this.inFlight === 0 && !this.scheduled) return Promise.resolve();
+    if (this.isIdle()) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -93,7 +93,12 @@ export class GroupCommitter<Item, Outcome> {
    * nothing to do, and if it did not check, a drain() waiting since then would never end.
    */
   private wakeDrainersIfIdle(): void {
-    if (this.pending.length === 0 && this.inFlight === 0 && !this.scheduled) for (const wake of this.idleWaiters.splice(0)) wake();
+    if (this.isIdle()) for (const wake of this.idleWaiters.splice(0)) wake();
+  }
+
+  /** Nothing waiting, committing or scheduled. */
+  private isIdle(): boolean {
+    return this.pending.length === 0 && this.inFlight === 0 && !this.scheduled;
   }
 
   /** The next group: pending items in submission order, skipping those of busy partitions, within the limits. */
