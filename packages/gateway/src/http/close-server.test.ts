@@ -1,5 +1,5 @@
 import { Agent, request, type IncomingMessage } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import Fastify from 'fastify';
 import pino from 'pino';
@@ -7,6 +7,7 @@ import { expect, it } from 'vitest';
 import { closeServer } from './close-server.ts';
 import { ARRIVING_REQUEST_GRACE_MS, registerClosing } from './plugins/closing.ts';
 import { clientErrorAnswerer } from './plugins/protocol-errors.ts';
+import { trickle } from '../../test/api/raw-http.ts';
 
 /** Reads the whole body, pausing the socket at first so the server's last bytes wait in its buffers. */
 function readSlowly(response: IncomingMessage, pauseMs: number): Promise<number> {
@@ -54,16 +55,6 @@ it('closes once an answer that began before the close has gone out in full, with
   agent.destroy();
 });
 
-/** A raw connection and everything the server sends on it, until it closes. */
-function rawConnection(port: number, firstBytes: string): { received: Promise<string> } {
-  const socket = connect(port, '127.0.0.1');
-  socket.write(firstBytes);
-  let text = '';
-  socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-  socket.on('error', () => undefined);
-  return { received: new Promise((resolve) => socket.once('close', () => resolve(text))) };
-}
-
 it('closes connections whose request is still arriving after a grace, answering a trickling body 408, while a request being handled finishes', { timeout: 20_000 }, async () => {
   const app = Fastify({ clientErrorHandler: clientErrorAnswerer(pino({ level: 'silent' })) });
   registerClosing(app);
@@ -78,27 +69,29 @@ it('closes connections whose request is still arriving after a grace, answering 
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
 
-  const handled = rawConnection(port, 'POST /slow HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}');
+  // Raw connections that send these bytes and nothing more, each resolving with what the server sent once it closed.
+  const handled = trickle(url, 'POST /slow HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}', '');
   await inHandler;
-  const tricklingBody = rawConnection(port, 'POST /slow HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a"');
-  const unfinishedHeaders = rawConnection(port, 'POST /slow HTTP/1.1\r\nHost: test\r\n');
+  const tricklingBody = trickle(url, 'POST /slow HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a"', '');
+  const unfinishedHeaders = trickle(url, 'POST /slow HTTP/1.1\r\nHost: test\r\n', '');
   // Let the server read both before it closes.
   await new Promise((resolve) => setTimeout(resolve, 200));
 
   const closeStarted = Date.now();
   let closeEnded = false;
   const closed = closeServer(app).then(() => (closeEnded = true));
-  const cutAnswer = await tricklingBody.received;
+  const cutAnswer = await tricklingBody;
   expect(Date.now() - closeStarted).toBeGreaterThanOrEqual(ARRIVING_REQUEST_GRACE_MS - 100);
   expect(cutAnswer).toMatch(/^HTTP\/1\.1 408 /);
   expect(JSON.parse(cutAnswer.slice(cutAnswer.indexOf('\r\n\r\n') + 4))).toMatchObject({ error: { code: 408, type: 'request_timeout' } });
-  expect(await unfinishedHeaders.received).toBe('');
+  expect(await unfinishedHeaders).toBe('');
 
   // The request being handled was left alone, and the close waits for it.
   expect(closeEnded).toBe(false);
   finishHandler();
-  const handledAnswer = await handled.received;
+  const handledAnswer = await handled;
   expect(handledAnswer).toMatch(/^HTTP\/1\.1 200 /);
   expect(handledAnswer).toContain('{"done":true}');
   await closed;

@@ -1,7 +1,7 @@
 /**
  * One HTTP exchange over a plain TCP socket, for requests fetch cannot express (a malformed request
- * line, an invalid percent-encoding kept as sent, an Expect header, no Host) and for reading exactly
- * the bytes a server sends (a HEAD answer must end with its headers).
+ * line, an invalid percent-encoding kept as sent, an Expect header, no Host, a body that trickles
+ * in) and for reading exactly the bytes a server sends (a HEAD answer must end with its headers).
  */
 import { connect } from 'node:net';
 import type { TestResponse } from '../harness.ts';
@@ -25,6 +25,27 @@ export function rawHttp(baseUrl: string, head: string, body = ''): Promise<RawRe
       } catch (error) {
         reject(error);
       }
+    });
+  });
+}
+
+/** Writes `head`, then one byte of `trickle` every 200 ms, and resolves with what the server sent once it closes. */
+export function trickle(url: string, head: string, trickleText: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket = connect(Number(port), hostname, () => socket.write(head));
+    let sent = 0;
+    const timer = setInterval(() => {
+      if (sent >= trickleText.length || socket.destroyed) return clearInterval(timer);
+      socket.write(trickleText[sent]!);
+      sent += 1;
+    }, 200);
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' || error.code === 'EPIPE' ? undefined : reject(error)));
+    socket.on('close', () => {
+      clearInterval(timer);
+      resolve(Buffer.concat(chunks).toString('utf8'));
     });
   });
 }

@@ -3,31 +3,10 @@
  * error envelope (a connection cannot be held open forever), and every API answer tells browsers
  * and caches not to sniff or keep it.
  */
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_KINDS, seedWorkspace, startTestGateway, type SeededWorkspace, type TestGateway } from '../harness.ts';
 import { expectStatus, walletOf } from './helpers.ts';
-
-/** Writes `head`, then one byte of `trickle` every 200 ms, and resolves with what the server sent once it closes. */
-function trickle(url: string, head: string, trickleText: string): Promise<string> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    const socket = connect(Number(port), hostname, () => socket.write(head));
-    let sent = 0;
-    const timer = setInterval(() => {
-      if (sent >= trickleText.length || socket.destroyed) return clearInterval(timer);
-      socket.write(trickleText[sent]!);
-      sent += 1;
-    }, 200);
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' || error.code === 'EPIPE' ? undefined : reject(error)));
-    socket.on('close', () => {
-      clearInterval(timer);
-      resolve(Buffer.concat(chunks).toString('utf8'));
-    });
-  });
-}
+import { trickle } from './raw-http.ts';
 
 function errorOf(answer: string): { status: number; body: { error: { code: number; type: string } } } {
   const [head = '', body = ''] = answer.split('\r\n\r\n');

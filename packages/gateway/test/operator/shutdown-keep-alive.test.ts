@@ -8,8 +8,8 @@
  * `tms start` child process on SQLite: the HTTP server's stop is the same code on both stores.
  */
 import { Agent, request, type IncomingMessage } from 'node:http';
-import { connect } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
+import { trickle } from '../api/raw-http.ts';
 import { createTestDatabase, freePort, gatewayEnvironment, type TestDatabase } from '../harness.ts';
 import { killAllTms, startTms } from './processes.ts';
 
@@ -77,19 +77,13 @@ it('cuts a request whose body is still trickling in a few seconds into the stop,
   await tms.waitForOutput('"msg":"tms started"');
 
   // Node stops its own request timeout once the server closes: left alone, this client would hold
-  // the stop until the deadline, which exits 1.
-  const socket = connect(port, '127.0.0.1');
-  socket.on('error', () => undefined);
-  let received = '';
-  socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
-  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-  socket.write(`POST /admin/v1/workspaces HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${env.TMS_ADMIN_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{"name":`);
+  // the stop until the deadline, which exits 1. Its body would take 30 s to arrive in full.
+  const head = `POST /admin/v1/workspaces HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${env.TMS_ADMIN_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{"name":`;
+  const answer = trickle(`http://127.0.0.1:${port}`, head, ' '.repeat(150));
   await tms.waitForOutput('"msg":"incoming request"');
-  const trickle = setInterval(() => socket.write(' '), 500);
 
   tms.child.kill('SIGTERM');
-  await closed;
-  clearInterval(trickle);
+  const received = await answer;
   expect(received).toMatch(/^HTTP\/1\.1 408 /);
   expect(received).toContain('"type":"request_timeout"');
   expect(await tms.exited, tms.stdout()).toEqual({ code: 0, signal: null });
