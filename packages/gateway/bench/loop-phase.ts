@@ -1,5 +1,5 @@
 /** One timed run of an end-to-end loop (TMS's or Kannel's): send every message, wait for every callback, count the CPU. */
-import { readCpuSeconds } from './processes.ts';
+import { meterProgramCpu, readCpuSeconds } from './processes.ts';
 import type { CountingReceiver } from './webhook-receiver.ts';
 
 export interface LoopPhase {
@@ -15,6 +15,11 @@ export interface LoopPhase {
   cpuMicrosecondsPerMessage: number | null;
   /** The same, process by process (by the names the caller gave them), so a change can be placed. */
   cpuMicrosecondsPerMessageByProcess: Record<string, number> | null;
+  /**
+   * The local database server's processes, beside the system under test and not in its total (a
+   * lower bound, see meterProgramCpu); null when not measured (SQLite, a remote server).
+   */
+  databaseCpuMicrosecondsPerMessage: number | null;
 }
 
 /** "gateway 560 + simulator 110": where the CPU per message went. */
@@ -29,6 +34,8 @@ export async function measureLoopPhase(input: {
   messages: number;
   /** The system under test, by name (its processes' user + system time is counted). */
   processes: Record<string, number>;
+  /** The command name of a database server on this machine whose CPU is counted beside them ('postgres'). */
+  databaseServer?: string | null;
   receiver: CountingReceiver;
   timeoutSeconds: number;
   /** What a callback is called in progress lines ("reports", "callbacks"). */
@@ -40,6 +47,7 @@ export async function measureLoopPhase(input: {
   const callbacksBefore = receiver.stats.unique;
   const named = Object.entries(input.processes);
   const cpuBefore = named.map(([, pid]) => readCpuSeconds(pid));
+  const databaseMeter = input.databaseServer ? meterProgramCpu(input.databaseServer) : null;
   const started = performance.now();
   await input.send();
   const acceptSeconds = (performance.now() - started) / 1000;
@@ -54,6 +62,7 @@ export async function measureLoopPhase(input: {
     const after = readCpuSeconds(pid);
     return before === null || after === null ? null : after - before;
   });
+  const databaseSeconds = databaseMeter?.stop() ?? null;
   const complete = spent.every((seconds) => seconds !== null);
   const cpuSeconds = complete ? spent.reduce<number>((sum, seconds) => sum + seconds!, 0) : null;
   return {
@@ -65,5 +74,6 @@ export async function measureLoopPhase(input: {
     cpuSeconds,
     cpuMicrosecondsPerMessage: cpuSeconds === null ? null : (cpuSeconds * 1e6) / input.messages,
     cpuMicrosecondsPerMessageByProcess: complete ? Object.fromEntries(named.map(([name], index) => [name, (spent[index]! * 1e6) / input.messages])) : null,
+    databaseCpuMicrosecondsPerMessage: databaseSeconds === null ? null : (databaseSeconds * 1e6) / input.messages,
   };
 }

@@ -1,6 +1,6 @@
 /** The server under test runs as a child process: its own event loop, and its RSS readable from /proc. */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { freePort } from '../test/ports.ts';
 
 export interface ServerProcess {
@@ -48,6 +48,71 @@ export function readCpuSeconds(pid: number): number | null {
   } catch {
     return null;
   }
+}
+
+/** Running processes of one program, by the command name the kernel gives them (/proc/<pid>/comm). */
+function pidsOfProgram(commandName: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === commandName) pids.push(Number(entry));
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return pids;
+}
+
+/** Whether a database URL names a server on this machine, whose processes /proc can see. */
+export function isLocalDatabase(url: string): boolean {
+  const parsed = new URL(url);
+  // postgresql:///db?host=/var/run/postgresql names a local socket directory.
+  const host = parsed.hostname || parsed.searchParams.get('host') || '';
+  return host === '' || host.startsWith('/') || host === 'localhost' || host === '127.0.0.1' || host === '[::1]';
+}
+
+/** Counts the CPU of a program's processes from now until stop(). */
+export interface ProgramCpuMeter {
+  /** CPU seconds its processes used since the meter started; null where /proc is not available or none ran. */
+  stop(): number | null;
+}
+
+/**
+ * The CPU of every process of one program on this machine, such as a local PostgreSQL server's
+ * backends and background workers, sampled every `everyMs` while a measurement runs. A process
+ * already running counts from its first sample; one that starts later (a new connection, an
+ * autovacuum worker) counts from zero; one that ends counts up to its last sample, so what it did
+ * after that is missed: the figure is a lower bound.
+ */
+export function meterProgramCpu(commandName: string, everyMs = 200): ProgramCpuMeter {
+  const baseline = new Map<number, number>();
+  const latest = new Map<number, number>();
+  let readable = true;
+  const sample = (starting: boolean) => {
+    try {
+      for (const pid of pidsOfProgram(commandName)) {
+        const seconds = readCpuSeconds(pid);
+        if (seconds === null) continue;
+        if (!baseline.has(pid)) baseline.set(pid, starting ? seconds : 0);
+        latest.set(pid, seconds);
+      }
+    } catch {
+      readable = false;
+    }
+  };
+  sample(true);
+  const timer = setInterval(() => sample(false), everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample(false);
+      if (!readable || latest.size === 0) return null;
+      let total = 0;
+      for (const [pid, seconds] of latest) total += seconds - baseline.get(pid)!;
+      return total;
+    },
+  };
 }
 
 const OUTPUT_KEEP_CHARS = 16_000;

@@ -34,7 +34,7 @@ import { createWorkspace } from '../src/services/admin/workspaces.ts';
 import { insertRows } from '../src/store/bulk-insert.ts';
 import { runInTransaction } from '../src/store/database.ts';
 import type { WebhookDeliveryRow } from '../src/store/schema.ts';
-import { benchGatewayEnvironment, freePort, lastLines, neutralEnvironment, readCpuSeconds, readPeakRssMb, spawnChild, startServer, type Child, type ServerProcess } from './processes.ts';
+import { benchGatewayEnvironment, freePort, isLocalDatabase, lastLines, neutralEnvironment, readCpuSeconds, readPeakRssMb, spawnChild, startServer, type Child, type ServerProcess } from './processes.ts';
 import { describeCpuByProcess, measureLoopPhase, type LoopPhase } from './loop-phase.ts';
 import { fmt } from './report.ts';
 import { startBenchReceiver, type BenchReceiver } from './webhook-receiver.ts';
@@ -340,6 +340,7 @@ async function runLoop(scenario: WebhookScenario, context: WebhookContext, recei
         label,
         messages: context.loopMessages,
         processes: systemProcesses,
+        databaseServer: scenario.store === 'postgres' && isLocalDatabase(database.env.DATABASE_URL!) ? 'postgres' : null,
         receiver,
         timeoutSeconds: context.timeoutSeconds,
         callbackName: 'reports',
@@ -349,7 +350,7 @@ async function runLoop(scenario: WebhookScenario, context: WebhookContext, recei
         say,
       });
       result.phases.push(phase);
-      say(`  ${label}: ${phase.perSecond.toFixed(0)} msg/s (${phase.seconds.toFixed(2)} s, accepted in ${phase.acceptSeconds.toFixed(2)} s), ${fmt(phase.cpuMicrosecondsPerMessage)} µs CPU/msg (${describeCpuByProcess(phase)})`);
+      say(`  ${label}: ${phase.perSecond.toFixed(0)} msg/s (${phase.seconds.toFixed(2)} s, accepted in ${phase.acceptSeconds.toFixed(2)} s), ${fmt(phase.cpuMicrosecondsPerMessage)} µs CPU/msg (${describeCpuByProcess(phase)})${databaseCpuNote(phase)}`);
     }
     const cold = result.phases[0]!;
     result.seconds = cold.seconds;
@@ -408,9 +409,10 @@ export async function runWebhookScenario(scenario: WebhookScenario, context: Web
 }
 
 export function webhookTable(results: WebhookResult[]): string {
-  const header = ['scenario', 'store', 'items', 'seconds', 'per second', 'per second after 1st report', 'accept s', 'requests', 'duplicates', 'bad signatures', 'peak RSS MB', 'CPU s', 'CPU µs/item', 'warm per second', 'warm CPU µs/msg'];
+  const header = ['scenario', 'store', 'items', 'seconds', 'per second', 'per second after 1st report', 'accept s', 'requests', 'duplicates', 'bad signatures', 'peak RSS MB', 'CPU s', 'CPU µs/item', 'warm per second', 'warm CPU µs/msg', 'PostgreSQL server CPU µs/msg'];
   const rows = results.map((r) => {
     const warm = r.phases.find((phase) => phase.label === 'warm');
+    const database = r.phases.map((phase) => phase.databaseCpuMicrosecondsPerMessage);
     return [
       r.id,
       r.store,
@@ -427,6 +429,7 @@ export function webhookTable(results: WebhookResult[]): string {
       fmt(r.cpuMicrosecondsPerItem),
       fmt(warm?.perSecond ?? null),
       fmt(warm?.cpuMicrosecondsPerMessage ?? null),
+      database.some((microseconds) => microseconds !== null) ? database.map((microseconds) => fmt(microseconds)).join(' / ') : '-',
     ];
   });
   const all = [header, ...rows];
@@ -435,8 +438,15 @@ export function webhookTable(results: WebhookResult[]): string {
   const notes = [
     'CPU: deliveries, the one tms worker (start-up included); loop, every process of the system under test (the gateway process(es) and the ZNS simulator), not the load generator or the receiver.',
     'loop: the figures before "warm" are the cold run on a fresh gateway; "warm" is a second run of the same size on the same, still running processes.',
+    'PostgreSQL server CPU (cold / warm): its backends and background processes on this machine, sampled every 200 ms, beside the system under test and not in its CPU; a lower bound (a process that ends between two samples loses its last moments).',
   ];
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), ...notes].join('\n');
+}
+
+/** "; PostgreSQL server beside: 420 µs/msg", when it was measured. */
+function databaseCpuNote(phase: LoopPhase): string {
+  const microseconds = phase.databaseCpuMicrosecondsPerMessage;
+  return microseconds === null ? '' : `; PostgreSQL server beside them: ${microseconds.toFixed(0)} µs/msg`;
 }
 
 /** The full loop's messages/s target: SQLite on `tms start`, PostgreSQL on `tms api` + `tms worker`, PostgreSQL on `tms start`. */
