@@ -14,11 +14,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { runInTransaction } from '../store/database.ts';
-import {
-  findMessageForEvent,
-  recordPlatformEvent,
-  setTemplateStatusFromPlatform,
-} from '../store/platform-events.ts';
+import { recordPlatformEvent, setTemplateStatusFromPlatform } from '../store/platform-events.ts';
 import { TEMPLATE_STATUSES, type SenderAccountRow, type TemplateStatus } from '../store/schema.ts';
 import { DELIVERY_EVENT_NAME } from '../infrastructure/delivery-event-writer.ts';
 import type { Context, PlatformCaller, VerbCall } from './context.ts';
@@ -186,20 +182,22 @@ async function applyDelivery(input: VerifiedEvent): Promise<PlatformEventOutcome
     log.warn({ oa_id: account.oa_id, msg_id: platformMsgId, delivery_time: deliveryTime }, 'delivery event without a usable msg_id or delivery_time ignored');
     return 'ignored';
   }
-  const found = await findMessageForEvent(ctx.store.db, {
-    workspaceId: account.workspace_id,
+  // Found, marked delivered and its report queued in one transaction, shared with the events that
+  // arrive at the same time.
+  const trackingId = textOf(message?.tracking_id) || null;
+  const outcome = await ctx.parts.deliveryEventWriter.submit({
+    message: { trackingId, workspaceId: account.workspace_id },
+    platformMsgId,
     oaId: account.oa_id,
-    trackingId: textOf(message?.tracking_id) || null,
-    providerMsgId: platformMsgId,
+    deliveredAt,
+    now: ctx.clock(),
   });
-  if (!found) {
+  if (outcome === 'unknown_message') {
     log.info({ oa_id: account.oa_id, msg_id: platformMsgId }, 'delivery event for a message that is not ours');
-    return 'unknown_message';
+    return outcome;
   }
-  // Marked delivered and its report queued in one transaction, shared with concurrent events on SQLite.
-  const outcome = await ctx.parts.deliveryEventWriter.submit({ messageId: found.id, platformMsgId, oaId: account.oa_id, deliveredAt, now: ctx.clock() });
   if (outcome === 'delivered') ctx.parts.metrics.delivered.inc();
-  log.debug({ oa_id: account.oa_id, msg_id: platformMsgId, message_id: found.id, outcome }, 'delivery event applied');
+  log.debug({ oa_id: account.oa_id, msg_id: platformMsgId, tracking_id: trackingId, outcome }, 'delivery event applied');
   return outcome;
 }
 

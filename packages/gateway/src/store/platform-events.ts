@@ -5,9 +5,8 @@
  * Written once with Kysely for SQLite and PostgreSQL (both support INSERT … ON CONFLICT DO NOTHING
  * RETURNING).
  */
-import { sql, type Kysely } from 'kysely';
-import { compiledOnce } from './compiled-query.ts';
-import type { Transaction } from './database.ts';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { Dialect, Transaction } from './database.ts';
 import type { Database, MessageRow, PlatformEventRow, SenderAccountRow, TemplateStatus } from './schema.ts';
 
 /** A sender account by the platform's OA id alone (oa_id is unique across workspaces). */
@@ -15,21 +14,25 @@ export async function findSenderAccountByOaId(db: Kysely<Database>, oaId: string
   return db.selectFrom('sender_accounts').selectAll().where('oa_id', '=', oaId).executeTakeFirst();
 }
 
-export type EventMessage = Pick<MessageRow, 'id' | 'status'>;
+/** Whose a message is: what an event's sender account must match to deliver it. */
+export type EventMessage = Pick<MessageRow, 'id' | 'workspace_id' | 'oa_id'>;
 
 /**
- * The message a delivery event is about, within the sender account's workspace and OA: first by
- * our msg_id (sent to the platform as tracking_id), then by the platform's msg_id among the sent
- * messages.
- *
- * Each lookup names only its own key and the workspace and OA are checked here: with them in the
- * WHERE, PostgreSQL planned a table that grew since its last ANALYZE through the (workspace_id,
- * oa_id, created_at) index, scanning the whole workspace for every event.
+ * Messages by our msg_id (the platform sends it back as tracking_id), many at once: one statement
+ * for a whole group of events, and one statement text whatever their number (a JSON array on
+ * SQLite, a text[] on PostgreSQL), so it is prepared once. The caller checks the workspace and OA:
+ * with them in the WHERE, PostgreSQL planned a table that grew since its last ANALYZE through the
+ * (workspace_id, oa_id, created_at) index, scanning the whole workspace for every event.
  */
-const selectEventMessageById = compiledOnce<[string], EventMessage & Pick<MessageRow, 'workspace_id' | 'oa_id'>>(
-  (db, id) => db.selectFrom('messages').select(['id', 'status', 'workspace_id', 'oa_id']).where('id', '=', id),
-  1,
-);
+export function eventMessagesByIdQuery(dialect: Dialect, ids: readonly string[]): RawBuilder<EventMessage> {
+  const wanted = dialect === 'postgres' ? sql`id = ANY(${[...ids]}::text[])` : sql`id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+  return sql<EventMessage>`SELECT id, workspace_id, oa_id FROM messages WHERE ${wanted}`;
+}
+
+export async function findEventMessagesById(trx: Transaction, dialect: Dialect, ids: readonly string[]): Promise<EventMessage[]> {
+  if (ids.length === 0) return [];
+  return (await eventMessagesByIdQuery(dialect, ids).execute(trx)).rows;
+}
 
 /**
  * The sent messages with this platform msg_id. Only a sent message can still be delivered by an
@@ -37,24 +40,10 @@ const selectEventMessageById = compiledOnce<[string], EventMessage & Pick<Messag
  * msg_id recorded yet.
  */
 export function sentMessagesByProviderIdQuery(db: Kysely<Database>, providerMsgId: string) {
-  return db.selectFrom('messages').select(['id', 'status', 'workspace_id', 'oa_id']).where('provider_msg_id', '=', providerMsgId)
+  return db.selectFrom('messages').select(['id', 'workspace_id', 'oa_id']).where('provider_msg_id', '=', providerMsgId)
     // A literal, so that the planner sees the partial index's condition in the statement itself.
     .where('status', '=', sql.lit('sent'))
     .orderBy('id');
-}
-
-export async function findMessageForEvent(
-  db: Kysely<Database>,
-  where: { workspaceId: string; oaId: string; trackingId: string | null; providerMsgId: string },
-): Promise<EventMessage | undefined> {
-  const ours = (row: EventMessage & Pick<MessageRow, 'workspace_id' | 'oa_id'>) => row.workspace_id === where.workspaceId && row.oa_id === where.oaId;
-  if (where.trackingId) {
-    const [byId] = await selectEventMessageById(db, where.trackingId);
-    if (byId && ours(byId)) return { id: byId.id, status: byId.status };
-  }
-  const byProviderId = await sentMessagesByProviderIdQuery(db, where.providerMsgId).execute();
-  const found = byProviderId.find(ours);
-  return found ? { id: found.id, status: found.status } : undefined;
 }
 
 /** Inserts the event's key unless it is already there; true when this call inserted it. */

@@ -36,7 +36,7 @@ describe.each(STORE_KINDS)('graceful stop of the runtime (%s)', (kind) => {
     const platformMsgId = randomBytes(10).toString('hex');
     await gateway.runtime.store.db.updateTable('messages').set({ status: 'sent', provider_msg_id: platformMsgId, sent_at: Date.now() }).where('id', '=', messageId).execute();
 
-    const submitted = gateway.runtime.deliveryEventWriter.submit({ messageId, platformMsgId, oaId: ws.oaId, deliveredAt: Date.now() - 1000, now: Date.now() });
+    const submitted = gateway.runtime.deliveryEventWriter.submit({ message: { trackingId: messageId, workspaceId: ws.workspaceId }, platformMsgId, oaId: ws.oaId, deliveredAt: Date.now() - 1000, now: Date.now() });
     await gateway.runtime.close();
     expect(await submitted).toBe('delivered');
 

@@ -1,7 +1,7 @@
 /**
  * The message list's query plans: every filter of GET /api/v1/messages (and the console's list,
- * which runs the same query), the lookup by id and a delivery event's lookup by the platform's
- * msg_id must reach their rows through an index that
+ * which runs the same query), the lookup by id, delivery events' lookup of the messages they name
+ * and a delivery event's lookup by the platform's msg_id must reach their rows through an index that
  * the filter narrows, never by reading the whole table or the whole workspace. On a store of a
  * million messages in one workspace, a filter that an index does not serve reads them all
  * (half a second and more); the same filter through its index reads one page.
@@ -20,7 +20,7 @@ import { parseConfig } from '../../src/config/config.ts';
 import { openStore, type Store } from '../../src/store/database.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { findMessageQuery, listMessagesQuery, type MessageFilter, type MessagePageWindow } from '../../src/store/messages.ts';
-import { sentMessagesByProviderIdQuery } from '../../src/store/platform-events.ts';
+import { eventMessagesByIdQuery, sentMessagesByProviderIdQuery } from '../../src/store/platform-events.ts';
 import type { Database, MessageRow, MessageStatus } from '../../src/store/schema.ts';
 import { STORE_KINDS, createTestDatabase, gatewayEnvironment, type TestDatabase } from '../harness.ts';
 
@@ -107,6 +107,13 @@ const READS: PlannedRead[] = [
   {
     name: 'by id',
     compile: (db) => findMessageQuery(db, WORKSPACE, 'msg_01M86FCFDNFFDKPKA8FTQSG57M').compile(),
+    searchedBy: ['id'],
+    ordered: false,
+  },
+  {
+    // The messages a group of delivery events names by our msg_id, all at once.
+    name: 'messages by the ids delivery events name',
+    compile: (db, dialect) => eventMessagesByIdQuery(dialect, [`msg_${WORKSPACE}_000005`, `msg_${WORKSPACE}_000006`]).compile(db),
     searchedBy: ['id'],
     ordered: false,
   },

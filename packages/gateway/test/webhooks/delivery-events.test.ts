@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { signEvent } from '@tms/zns-sim';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyDeliveryEvents } from '../../src/infrastructure/delivery-event-writer.ts';
+import { applyDeliveryEvents, type EventMessageReference } from '../../src/infrastructure/delivery-event-writer.ts';
 import { runInTransaction } from '../../src/store/database.ts';
 import { STORE_KINDS, VALID_DATA, seedWorkspace, startTestGateway, type SeededWorkspace, type TestGateway } from '../harness.ts';
 import { createHookKey, expectOk } from './support.ts';
@@ -90,24 +90,37 @@ describe.each(STORE_KINDS)('delivery events applied in groups (%s)', (kind) => {
     const b = await sentMessage();
     const failed = await sentMessage();
     await db().updateTable('messages').set({ status: 'failed', failed_at: Date.now() }).where('id', '=', failed.id).execute();
+    // Named as a platform event names them: our msg_id as tracking_id, or only the platform's msg_id.
+    const byProviderId = await sentMessage();
+    const otherWorkspaces = await sentMessage();
     const now = Date.now();
-    const event = (message: { id: string }, platformMsgId: string, deliveredAt: number) => ({ messageId: message.id, platformMsgId, oaId: ws.oaId, deliveredAt, now });
+    const event = (message: EventMessageReference, platformMsgId: string, deliveredAt: number) => ({ message, platformMsgId, oaId: ws.oaId, deliveredAt, now });
+    const ours = (message: { id: string }): EventMessageReference => ({ trackingId: message.id, workspaceId: ws.workspaceId });
     const group = [
-      event(a, a.providerId, 1_767_200_401_000),
-      event(a, a.providerId, 1_767_200_401_000),
-      event(b, b.providerId, 1_767_200_402_000),
+      event(ours(a), a.providerId, 1_767_200_401_000),
+      event(ours(a), a.providerId, 1_767_200_401_000),
+      event({ id: b.id }, b.providerId, 1_767_200_402_000),
       // Another platform msg_id for a (a resend): a is delivered by then.
-      event(a, randomBytes(10).toString('hex'), 1_767_200_403_000),
-      event(failed, failed.providerId, 1_767_200_404_000),
+      event(ours(a), randomBytes(10).toString('hex'), 1_767_200_403_000),
+      event(ours(failed), failed.providerId, 1_767_200_404_000),
+      event({ trackingId: null, workspaceId: ws.workspaceId }, byProviderId.providerId, 1_767_200_405_000),
+      // No such message; one of this workspace's named by an account of another workspace, by either id.
+      event(ours({ id: 'msg_00000000000000000000000000' }), randomBytes(10).toString('hex'), 1_767_200_406_000),
+      event({ trackingId: otherWorkspaces.id, workspaceId: 'ws_another' }, otherWorkspaces.providerId, 1_767_200_407_000),
+      event({ trackingId: null, workspaceId: 'ws_another' }, otherWorkspaces.providerId, 1_767_200_408_000),
     ];
     const results = await runInTransaction(gateway.runtime.store, (trx) => applyDeliveryEvents(trx, gateway.runtime.store.dialect, group, now));
-    expect(results).toEqual(['delivered', 'duplicate', 'delivered', 'not_deliverable', 'not_deliverable']);
-    const rows = await outbox([a.id, b.id, failed.id]);
-    expect(rows.map((row) => row.message_id).sort()).toEqual([a.id, b.id].sort());
+    expect(results).toEqual(['delivered', 'duplicate', 'delivered', 'not_deliverable', 'not_deliverable', 'delivered', 'unknown_message', 'unknown_message', 'unknown_message']);
+    const touched = [a.id, b.id, failed.id, byProviderId.id, otherWorkspaces.id];
+    const rows = await outbox(touched);
+    expect(rows.map((row) => row.message_id).sort()).toEqual([a.id, b.id, byProviderId.id].sort());
     expect(JSON.parse(rows.find((row) => row.message_id === a.id)!.body).delivered_at).toBe('2025-12-31T17:00:01.000Z');
-    // Applied again (the platform's retry of the whole group): all duplicates, nothing new.
+    const statusOf = async (id: string) => (await db().selectFrom('messages').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
+    expect(await statusOf(otherWorkspaces.id)).toBe('sent');
+    // Applied again (the platform's retry of the whole group): nothing new. The event naming only
+    // the platform's msg_id finds no sent message with it any more, as when it came alone.
     const again = await runInTransaction(gateway.runtime.store, (trx) => applyDeliveryEvents(trx, gateway.runtime.store.dialect, group, now));
-    expect(again).toEqual(['duplicate', 'duplicate', 'duplicate', 'duplicate', 'duplicate']);
-    expect(await outbox([a.id, b.id, failed.id])).toHaveLength(2);
+    expect(again).toEqual(['duplicate', 'duplicate', 'duplicate', 'duplicate', 'duplicate', 'unknown_message', 'unknown_message', 'unknown_message', 'unknown_message']);
+    expect(await outbox(touched)).toHaveLength(3);
   });
 });

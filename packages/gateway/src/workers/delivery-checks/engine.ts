@@ -83,7 +83,7 @@ async function checkOne(
     }
     if (answer.data.status !== DELIVERED || answer.data.deliveryTime === null) return 'not_delivered';
     const result = await parts.deliveryEventWriter.submit({
-      messageId: message.id,
+      message: { id: message.id },
       platformMsgId,
       oaId: message.oa_id,
       deliveredAt: answer.data.deliveryTime,
