@@ -17,19 +17,13 @@ import { createSortableId } from '../lib/ids.ts';
 import { formatUtc } from '../lib/vietnam-time.ts';
 import { runInTransaction, type Dialect, type Store, type Transaction } from '../store/database.ts';
 import { findWebhookTargets, insertWebhookDeliveries, markMessagesDelivered, recordDeliveryEvents, type DeliveredMessage } from '../store/delivery-events.ts';
-import { findEventMessagesById, sentMessagesByProviderIdQuery, type EventMessage } from '../store/platform-events.ts';
+import { findEventMessages, type EventMessageReference } from '../store/platform-events.ts';
 import type { WebhookDeliveryRow } from '../store/schema.ts';
 
 export const DELIVERY_EVENT_NAME = 'user_received_message';
 
-/**
- * Our message, by its id when the caller knows it (a delivery check), or by what a platform event
- * names it with, found within the sender account's workspace and OA: our msg_id (the platform sends
- * it back as tracking_id), else the platform's msg_id among the sent messages.
- */
-export type EventMessageReference = { id: string } | { trackingId: string | null; workspaceId: string };
-
 export interface DeliveryEvent {
+  /** Our message, by its id or as the platform names it (EventMessageReference). */
   message: EventMessageReference;
   platformMsgId: string;
   oaId: string;
@@ -119,34 +113,6 @@ export async function applyDeliveryEvents(trx: Transaction, dialect: Dialect, ev
   }
   await insertWebhookDeliveries(trx, dialect, reports);
   return results;
-}
-
-/**
- * Each event's message id, or null when no message of its sender account's workspace and OA
- * matches it. The msg_ids the events name are looked up together, in one statement for the group;
- * the platform's msg_id is asked only for an event whose tracking_id names none of ours.
- */
-async function findEventMessages(trx: Transaction, dialect: Dialect, events: readonly DeliveryEvent[]): Promise<(string | null)[]> {
-  const trackingIds = new Set<string>();
-  for (const { message } of events) if ('trackingId' in message && message.trackingId) trackingIds.add(message.trackingId);
-  const byId = new Map((await findEventMessagesById(trx, dialect, [...trackingIds])).map((message) => [message.id, message]));
-  const ids: (string | null)[] = [];
-  for (const event of events) {
-    const reference = event.message;
-    if ('id' in reference) {
-      ids.push(reference.id);
-      continue;
-    }
-    const ours = (message: EventMessage) => message.workspace_id === reference.workspaceId && message.oa_id === event.oaId;
-    const tracked = reference.trackingId ? byId.get(reference.trackingId) : undefined;
-    if (tracked && ours(tracked)) {
-      ids.push(tracked.id);
-      continue;
-    }
-    const sent = await sentMessagesByProviderIdQuery(trx, event.platformMsgId).execute();
-    ids.push(sent.find(ours)?.id ?? null);
-  }
-  return ids;
 }
 
 export type DeliveryEventWriter = GroupCommitter<DeliveryEvent, DeliveryEventResult>;

@@ -15,7 +15,7 @@ export async function findSenderAccountByOaId(db: Kysely<Database>, oaId: string
 }
 
 /** Whose a message is: what an event's sender account must match to deliver it. */
-export type EventMessage = Pick<MessageRow, 'id' | 'workspace_id' | 'oa_id'>;
+type EventMessage = Pick<MessageRow, 'id' | 'workspace_id' | 'oa_id'>;
 
 /**
  * Messages by our msg_id (the platform sends it back as tracking_id), many at once: one statement
@@ -29,11 +29,6 @@ export function eventMessagesByIdQuery(dialect: Dialect, ids: readonly string[])
   return sql<EventMessage>`SELECT id, workspace_id, oa_id FROM messages WHERE ${wanted}`;
 }
 
-export async function findEventMessagesById(trx: Transaction, dialect: Dialect, ids: readonly string[]): Promise<EventMessage[]> {
-  if (ids.length === 0) return [];
-  return (await eventMessagesByIdQuery(dialect, ids).execute(trx)).rows;
-}
-
 /**
  * The sent messages with this platform msg_id. Only a sent message can still be delivered by an
  * event that does not name it (the index holds only those); a queued or sending one has no platform
@@ -44,6 +39,46 @@ export function sentMessagesByProviderIdQuery(db: Kysely<Database>, providerMsgI
     // A literal, so that the planner sees the partial index's condition in the statement itself.
     .where('status', '=', sql.lit('sent'))
     .orderBy('id');
+}
+
+/**
+ * Our message, by its id when the caller knows it (a delivery check), or by what a platform event
+ * names it with, found within the sender account's workspace and OA: our msg_id (the platform sends
+ * it back as tracking_id), else the platform's msg_id among the sent messages.
+ */
+export type EventMessageReference = { id: string } | { trackingId: string | null; workspaceId: string };
+
+/**
+ * Each event's message id, or null when no message of its sender account's workspace and OA
+ * matches it. The msg_ids the events name are looked up together, in one statement for the group;
+ * the platform's msg_id is asked only for an event whose tracking_id names none of ours.
+ */
+export async function findEventMessages(
+  trx: Transaction,
+  dialect: Dialect,
+  events: readonly { message: EventMessageReference; platformMsgId: string; oaId: string }[],
+): Promise<(string | null)[]> {
+  const trackingIds = new Set<string>();
+  for (const { message } of events) if ('trackingId' in message && message.trackingId) trackingIds.add(message.trackingId);
+  const tracked = trackingIds.size === 0 ? [] : (await eventMessagesByIdQuery(dialect, [...trackingIds]).execute(trx)).rows;
+  const byId = new Map(tracked.map((message) => [message.id, message]));
+  const ids: (string | null)[] = [];
+  for (const event of events) {
+    const reference = event.message;
+    if ('id' in reference) {
+      ids.push(reference.id);
+      continue;
+    }
+    const ours = (message: EventMessage) => message.workspace_id === reference.workspaceId && message.oa_id === event.oaId;
+    const named = reference.trackingId ? byId.get(reference.trackingId) : undefined;
+    if (named && ours(named)) {
+      ids.push(named.id);
+      continue;
+    }
+    const sent = await sentMessagesByProviderIdQuery(trx, event.platformMsgId).execute();
+    ids.push(sent.find(ours)?.id ?? null);
+  }
+  return ids;
 }
 
 /** Inserts the event's key unless it is already there; true when this call inserted it. */

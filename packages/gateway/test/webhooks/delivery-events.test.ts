@@ -9,7 +9,8 @@
 import { randomBytes } from 'node:crypto';
 import { signEvent } from '@tms/zns-sim';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyDeliveryEvents, type EventMessageReference } from '../../src/infrastructure/delivery-event-writer.ts';
+import { applyDeliveryEvents } from '../../src/infrastructure/delivery-event-writer.ts';
+import type { EventMessageReference } from '../../src/store/platform-events.ts';
 import { runInTransaction } from '../../src/store/database.ts';
 import { STORE_KINDS, VALID_DATA, seedWorkspace, startTestGateway, type SeededWorkspace, type TestGateway } from '../harness.ts';
 import { createHookKey, expectOk } from './support.ts';
