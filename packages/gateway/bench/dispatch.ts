@@ -119,10 +119,10 @@ interface Counter {
 async function openCounter(database: Harness.TestDatabase): Promise<Counter> {
   if (database.kind === 'sqlite') {
     const db = openSqliteDatabase(join(database.env.TMS_DATA_DIR!, 'tms.sqlite'), { readonly: true });
-    const byStatus = db.prepare('SELECT status, count(*) AS n FROM messages GROUP BY status');
+    const byStatus = db.prepare('SELECT status, count(*) AS n FROM message_states GROUP BY status');
     return {
       statuses: async () => Object.fromEntries((byStatus.all() as { status: string; n: number }[]).map((r) => [r.status, r.n])),
-      distinctProviderIds: async () => (db.prepare("SELECT count(DISTINCT provider_msg_id) AS n FROM messages WHERE status = 'sent'").get() as { n: number }).n,
+      distinctProviderIds: async () => (db.prepare("SELECT count(DISTINCT provider_msg_id) AS n FROM message_states WHERE status = 'sent'").get() as { n: number }).n,
       close: async () => {
         db.close();
       },
@@ -131,8 +131,8 @@ async function openCounter(database: Harness.TestDatabase): Promise<Counter> {
   const client = new pg.Client({ connectionString: database.env.DATABASE_URL });
   await client.connect();
   return {
-    statuses: async () => Object.fromEntries((await client.query<{ status: string; n: string }>('SELECT status, count(*) AS n FROM messages GROUP BY status')).rows.map((r) => [r.status, Number(r.n)])),
-    distinctProviderIds: async () => Number((await client.query<{ n: string }>("SELECT count(DISTINCT provider_msg_id) AS n FROM messages WHERE status = 'sent'")).rows[0]!.n),
+    statuses: async () => Object.fromEntries((await client.query<{ status: string; n: string }>('SELECT status, count(*) AS n FROM message_states GROUP BY status')).rows.map((r) => [r.status, Number(r.n)])),
+    distinctProviderIds: async () => Number((await client.query<{ n: string }>("SELECT count(DISTINCT provider_msg_id) AS n FROM message_states WHERE status = 'sent'")).rows[0]!.n),
     close: async () => {
       await client.end();
     },

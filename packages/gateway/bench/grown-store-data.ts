@@ -86,11 +86,15 @@ const text = (name: string): Column => ({ name, type: 'text' });
 const bigint = (name: string): Column => ({ name, type: 'bigint' });
 
 const MESSAGE_COLUMNS: Column[] = [
-  text('id'), text('workspace_id'), text('api_key_id'), text('tracking_id'), text('status'), text('mode'), text('phone'), text('carrier'),
-  text('rsa_phone'), text('source'), text('template_id'), text('oa_id'), text('template_data'), bigint('price'), text('quota_day'),
-  text('provider_msg_id'), bigint('error_code'), text('error_message'), text('error_reason'), bigint('due_at'), bigint('scheduled_at'),
-  bigint('attempts'), bigint('lease_expires_at'), bigint('sent_at'), bigint('delivered_at'), bigint('failed_at'), bigint('created_at'),
-  bigint('updated_at'), bigint('unconfirmed_since'), bigint('status_checked_at'),
+  text('id'), text('workspace_id'), text('api_key_id'), text('tracking_id'), text('mode'), text('phone'), text('carrier'), text('rsa_phone'),
+  text('source'), text('template_id'), text('oa_id'), text('template_data'), bigint('price'), text('quota_day'), bigint('scheduled_at'),
+  bigint('created_at'),
+];
+/** A message's state: its id, copies of its workspace, sender account, quota day and creation time, then what a send changes. */
+const MESSAGE_STATE_COLUMNS: Column[] = [
+  text('id'), text('workspace_id'), text('oa_id'), text('quota_day'), bigint('created_at'), text('status'), bigint('due_at'), bigint('attempts'),
+  bigint('lease_expires_at'), bigint('unconfirmed_since'), text('provider_msg_id'), bigint('sent_at'), bigint('status_checked_at'),
+  bigint('delivered_at'), bigint('failed_at'), bigint('error_code'), text('error_message'), text('error_reason'), bigint('updated_at'),
 ];
 const LEDGER_COLUMNS: Column[] = [
   text('id'), text('workspace_id'), text('kind'), bigint('amount'), bigint('balance_after'), bigint('message_count'), text('reference'), text('note'), bigint('created_at'),
@@ -108,6 +112,7 @@ const IDEMPOTENCY_COLUMNS: Column[] = [
 /** The tables a history writes, with their columns; rows are written in this column order. */
 const TABLES = {
   messages: MESSAGE_COLUMNS,
+  message_states: MESSAGE_STATE_COLUMNS,
   wallet_ledger: LEDGER_COLUMNS,
   webhook_deliveries: DELIVERY_COLUMNS,
   platform_events: EVENT_COLUMNS,
@@ -440,7 +445,6 @@ function* workspaceHistory(plan: HistoryPlan, now: number, options: HistoryOptio
         workspace.workspaceId,
         workspace.apiKeyId,
         trackingId,
-        status === 'scheduled' ? 'queued' : status,
         'plain',
         phone,
         carrierOf(phone),
@@ -451,21 +455,32 @@ function* workspaceHistory(plan: HistoryPlan, now: number, options: HistoryOptio
         template.data(random),
         template.price,
         quotaDay,
+        scheduledAt,
+        createdAt,
+      ],
+    });
+    rows.push({
+      table: 'message_states',
+      cells: [
+        id,
+        workspace.workspaceId,
+        template.oaId,
+        quotaDay,
+        createdAt,
+        status === 'scheduled' ? 'queued' : status,
+        scheduledAt ?? createdAt,
+        handedOver ? 1 : 0,
+        null,
+        null,
         providerMsgId,
+        refused ? null : sentAt,
+        null,
+        deliveredAt,
+        failedAt,
         failure?.code ?? null,
         failure?.message ?? null,
         failure?.reason ?? null,
-        scheduledAt ?? createdAt,
-        scheduledAt,
-        handedOver ? 1 : 0,
-        null,
-        refused ? null : sentAt,
-        deliveredAt,
-        failedAt,
-        createdAt,
         deliveredAt ?? failedAt ?? sentAt ?? createdAt,
-        null,
-        null,
       ],
     });
     const finishedAt = deliveredAt ?? failedAt;
@@ -506,7 +521,7 @@ function* workspaceHistory(plan: HistoryPlan, now: number, options: HistoryOptio
  */
 export async function growStore(sink: BulkSink, plans: HistoryPlan[], now: number, options: HistoryOptions & { interleave: boolean }): Promise<Grown> {
   const started = performance.now();
-  const grown: Grown = { rows: { messages: 0, wallet_ledger: 0, webhook_deliveries: 0, platform_events: 0, idempotency_records: 0 }, rowsSeconds: 0, indexSeconds: 0, samples: new Map() };
+  const grown: Grown = { rows: { messages: 0, message_states: 0, wallet_ledger: 0, webhook_deliveries: 0, platform_events: 0, idempotency_records: 0 }, rowsSeconds: 0, indexSeconds: 0, samples: new Map() };
   const buffers = new Map<GrownTable, Cell[][]>(Object.keys(TABLES).map((table) => [table as GrownTable, []]));
   const flush = async (table: GrownTable, force: boolean) => {
     const rows = buffers.get(table)!;
@@ -527,7 +542,7 @@ export async function growStore(sink: BulkSink, plans: HistoryPlan[], now: numbe
     for (const [oaId, used] of end.quotaToday) await sink.run('INSERT INTO quota_reservations (oa_id, day, reserved) VALUES (?, ?, ?)', [oaId, vietnamDayOf(now), used]);
   };
 
-  for (const table of ['messages', 'webhook_deliveries', 'platform_events'] as const) await sink.dropIndexes(table);
+  for (const table of ['messages', 'message_states', 'webhook_deliveries', 'platform_events'] as const) await sink.dropIndexes(table);
   if (options.interleave) {
     // A k-way merge by creation time: a linear scan of the heads is cheap for a few dozen workspaces.
     const heads = plans.map((plan) => {

@@ -376,8 +376,8 @@ interface Progress {
 }
 
 const PENDING_HORIZON_MS = 12 * 3_600_000;
-const PENDING_SQL = "SELECT (SELECT count(*) FROM messages WHERE status = 'queued' AND due_at <= $1) + (SELECT count(*) FROM messages WHERE status = 'sending' AND lease_expires_at IS NOT NULL) AS n";
-const STATUSES_SQL = 'SELECT status, count(*) AS n, count(DISTINCT provider_msg_id) AS distinct_ids FROM messages WHERE workspace_id = $1 AND oa_id = $2 GROUP BY status';
+const PENDING_SQL = "SELECT (SELECT count(*) FROM message_states WHERE status = 'queued' AND due_at <= $1) + (SELECT count(*) FROM message_states WHERE status = 'sending' AND lease_expires_at IS NOT NULL) AS n";
+const STATUSES_SQL = 'SELECT status, count(*) AS n, count(DISTINCT provider_msg_id) AS distinct_ids FROM message_states WHERE workspace_id = $1 AND oa_id = $2 GROUP BY status';
 
 function outcomeOf(rows: { status: string; n: number | string; distinct_ids: number | string }[]): { statuses: Record<string, number>; distinctProviderIds: number } {
   return {

@@ -20,7 +20,7 @@ export async function erasePersonalDataPastRetention({ ctx }: VerbCall<TaskCalle
   const finishedBefore = now - days * DAY_MS;
   let erased = 0;
   for (;;) {
-    const batch = await eraseExpiredPersonalData(ctx.store, { finishedBefore, limit: ERASE_BATCH, now });
+    const batch = await eraseExpiredPersonalData(ctx.store, { finishedBefore, limit: ERASE_BATCH });
     erased += batch;
     if (batch < ERASE_BATCH) return erased;
   }

@@ -69,6 +69,7 @@ async function snapshot(store: Store): Promise<unknown> {
     workspaces: await db.selectFrom('workspaces').select(['id', 'balance', 'messages_accepted', 'updated_at']).orderBy('id').execute(),
     quotas: await db.selectFrom('quota_reservations').selectAll().orderBy('oa_id').orderBy('day').execute(),
     messages: await db.selectFrom('messages').selectAll().orderBy('id').execute(),
+    messageStates: await db.selectFrom('message_states').selectAll().orderBy('id').execute(),
     ledger: await db
       .selectFrom('wallet_ledger')
       .select(['workspace_id', 'kind', 'amount', 'balance_after', 'message_count', 'reference', 'note', 'created_at'])

@@ -23,6 +23,7 @@ import { createSortableId } from '../lib/ids.ts';
 import { messagesOf, priceOf, quotaId, resultOf, type AcceptanceOutcome, type AcceptanceRequest } from './acceptances.ts';
 import { isRetryableConflict, type Store } from './database.ts';
 import { idempotencyKeyId, idempotencyRecordOf } from './idempotency.ts';
+import { ACCEPTED_MESSAGE_COLUMNS, MESSAGE_STATE_COLUMNS } from './message-records.ts';
 import type { IdempotencyRecordRow, MessageRow } from './schema.ts';
 
 interface QuotaPlan {
@@ -145,17 +146,23 @@ class Parameters {
   }
 }
 
-/** Columns set in at least one row (the rest keep their default, NULL), each with its array type. */
-function messageColumns(messages: MessageRow[]): { name: keyof MessageRow; type: 'bigint[]' | 'text[]' }[] {
-  const first = messages[0];
-  if (!first) return [];
-  const columns: { name: keyof MessageRow; type: 'bigint[]' | 'text[]' }[] = [];
-  for (const name of Object.keys(first) as (keyof MessageRow)[]) {
+/**
+ * Columns of `columns` set in at least one row (the rest keep their default, NULL), each with its
+ * array type, the parameter holding it, so a column of both tables is sent once.
+ */
+function messageColumns(messages: MessageRow[], columns: readonly (keyof MessageRow)[], parameters: Parameters, sent: Map<keyof MessageRow, string>): { name: keyof MessageRow; parameter: string }[] {
+  const set: { name: keyof MessageRow; parameter: string }[] = [];
+  for (const name of columns) {
     const sample = messages.find((message) => message[name] !== null && message[name] !== undefined)?.[name];
     if (sample === undefined) continue;
-    columns.push({ name, type: typeof sample === 'number' ? 'bigint[]' : 'text[]' });
+    let parameter = sent.get(name);
+    if (parameter === undefined) {
+      parameter = parameters.column(messages, (message) => message[name] ?? null, typeof sample === 'number' ? 'bigint[]' : 'text[]');
+      sent.set(name, parameter);
+    }
+    set.push({ name, parameter });
   }
-  return columns;
+  return set;
 }
 
 /**
@@ -254,13 +261,16 @@ function statementOf(plan: GroupPlan, now: number): CompiledQuery {
       WHERE ${fits}
     )`,
   ];
-  const columns = messageColumns(messages);
-  if (columns.length > 0) {
-    steps.push(`new_messages AS (
-      INSERT INTO messages (${columns.map((column) => column.name).join(', ')})
-      SELECT * FROM unnest(${columns.map(({ name, type }) => parameters.column(messages, (message) => message[name] ?? null, type)).join(', ')})
+  if (messages.length > 0) {
+    const sent = new Map<keyof MessageRow, string>();
+    for (const [table, names] of [['messages', ACCEPTED_MESSAGE_COLUMNS], ['message_states', MESSAGE_STATE_COLUMNS]] as const) {
+      const columns = messageColumns(messages, names, parameters, sent);
+      steps.push(`new_${table} AS (
+      INSERT INTO ${table} (${columns.map((column) => column.name).join(', ')})
+      SELECT * FROM unnest(${columns.map((column) => column.parameter).join(', ')})
       WHERE ${fits}
     )`);
+    }
   }
   return CompiledQuery.raw(`WITH ${steps.join(',\n')}\nSELECT fits FROM decision`, parameters.values);
 }

@@ -7,12 +7,12 @@
  * under load the retries cost most of the throughput and, when they run out, a 500):
  *
  *   1. idempotency records of the request's own key (claimIdempotencyKeys), when it has one;
- *   2. existing message rows (cancel's DELETE, the dispatcher's outcome UPDATEs), all of them
- *      before anything below;
+ *   2. existing message rows and their states (cancel's DELETEs, the dispatcher's outcome
+ *      UPDATEs), all of them before anything below;
  *   3. quota reservation rows, sorted by (oa_id, day), all of them before any wallet, even when
  *      the transaction only adds to them (single sends lock theirs before charging);
  *   4. wallets, sorted by workspace id;
- *   5. then only inserts of new rows (messages, ledger entries, idempotency records).
+ *   5. then only inserts of new rows (messages and their states, ledger entries, idempotency records).
  *
  * A transaction may skip a step but never go back to an earlier one. Top-ups lock only a wallet.
  * SQLite takes its single write lock at BEGIN IMMEDIATE, so the order costs it nothing.
@@ -23,6 +23,7 @@ import { compiledOnce } from './compiled-query.ts';
 import type { Dialect, Transaction } from './database.ts';
 import { insertRows } from './bulk-insert.ts';
 import { claimIdempotencyKeys, idempotencyKeyId, idempotencyRecordOf } from './idempotency.ts';
+import { ACCEPTED_MESSAGE_COLUMNS, MESSAGE_STATE_COLUMNS } from './message-records.ts';
 import type { IdempotencyRecordRow, LedgerRow, MessageRow } from './schema.ts';
 
 /** What a request said of a recipient, repeated in its result. */
@@ -321,7 +322,8 @@ export async function commitAcceptances(
     outcomes.set(request, { kind: 'accepted', result });
     if (request.idempotency) records.push(idempotencyRecordOf(request.workspaceId, request.idempotency, result, now));
   }
-  await insertRows(trx, dialect, 'messages', messages);
+  await insertRows(trx, dialect, 'messages', messages, { columns: ACCEPTED_MESSAGE_COLUMNS });
+  await insertRows(trx, dialect, 'message_states', messages, { columns: MESSAGE_STATE_COLUMNS });
   await insertRows(trx, dialect, 'wallet_ledger', ledger);
   await insertRows(trx, dialect, 'idempotency_records', records);
   return requests.map((request) => outcomes.get(request)!);

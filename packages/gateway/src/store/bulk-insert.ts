@@ -24,20 +24,22 @@ export interface ConflictRule {
 /**
  * Inserts many rows with few statements. The SQL text is built directly because building a query
  * tree of hundreds of rows × 28 columns costs more than running it. Table and column names come
- * from our own code, never from input. With a conflict rule, returns the rows it inserted (their
- * `returning` column); without one, nothing.
+ * from our own code, never from input. `columns` picks the columns a table takes from wider rows
+ * (a message's row and its state are inserted from the same objects). With a conflict rule,
+ * returns the rows it inserted (their `returning` column); without one, nothing.
  */
 export async function insertRows<Row extends object>(
   trx: Transaction,
   dialect: Dialect,
   table: string,
   rows: readonly Row[],
-  conflict?: ConflictRule,
+  options: { conflict?: ConflictRule; columns?: readonly (keyof Row)[] } = {},
 ): Promise<Record<string, unknown>[]> {
   const first = rows[0];
   if (!first) return [];
+  const { conflict } = options;
   // Columns that are null in every row are left to their default (NULL): fewer values to bind.
-  const columns = (Object.keys(first) as (keyof Row)[]).filter((column) => rows.some((row) => row[column] !== null && row[column] !== undefined));
+  const columns = (options.columns ?? (Object.keys(first) as (keyof Row)[])).filter((column) => rows.some((row) => row[column] !== null && row[column] !== undefined));
   const suffix = conflict ? ` ON CONFLICT (${conflict.column}) DO NOTHING RETURNING ${conflict.returning}` : '';
   if (dialect === 'postgres') return insertWithArrays(trx, table, columns, rows, suffix);
   const columnList = columns.join(',');

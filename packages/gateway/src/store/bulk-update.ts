@@ -21,7 +21,7 @@ export type BulkRow = { readonly id: string } & { readonly [name: string]: strin
 export type BulkTypes<Values> = { readonly [Name in keyof Values]: BulkValueType };
 
 export interface BulkUpdate {
-  table: 'messages' | 'webhook_deliveries';
+  table: 'messages' | 'message_states' | 'webhook_deliveries';
   types: BulkTypes<Record<string, unknown>>;
   rows: readonly BulkRow[];
   /** The SET list; x.<name> is the row's own value. */

@@ -1,9 +1,10 @@
 /**
  * The console overview's reads of one workspace's messages. Each stays on the index
- * messages_by_workspace_status (workspace_id, status, created_at), so it costs what the counted
+ * message_states_by_workspace_status (workspace_id, status, created_at), so it costs what the counted
  * days hold, not what the table holds (the overview must answer fast on a million messages).
  */
 import type { Kysely } from 'kysely';
+import { selectMessageRecords } from './message-records.ts';
 import type { Database, MessageRow, MessageStatus } from './schema.ts';
 
 /** Messages of one status created in [from, to). */
@@ -24,7 +25,7 @@ export async function countMessagesInWindows(db: Kysely<Database>, workspaceId: 
     .selectNoFrom((eb) =>
       windows.map((window, index) =>
         eb
-          .selectFrom('messages')
+          .selectFrom('message_states')
           .select((inner) => inner.fn.countAll<number | string>().as('count'))
           .where('workspace_id', '=', workspaceId)
           .where('status', '=', window.status)
@@ -43,12 +44,5 @@ export async function countMessagesInWindows(db: Kysely<Database>, workspaceId: 
  * sort every failed row instead of reading the index backwards and stopping at `limit`.
  */
 export async function listLatestFailures(db: Kysely<Database>, workspaceId: string, limit: number): Promise<MessageRow[]> {
-  return db
-    .selectFrom('messages')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('status', '=', 'failed')
-    .orderBy('created_at', 'desc')
-    .limit(limit)
-    .execute();
+  return selectMessageRecords(db).where('s.workspace_id', '=', workspaceId).where('s.status', '=', 'failed').orderBy('s.created_at', 'desc').limit(limit).execute();
 }

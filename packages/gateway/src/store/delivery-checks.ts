@@ -16,7 +16,7 @@ export async function findMessagesAwaitingDelivery(
   window: { sentAfter: number; sentBefore: number; checkedBefore: number; limit: number },
 ): Promise<MessageAwaitingDelivery[]> {
   return db
-    .selectFrom('messages')
+    .selectFrom('message_states')
     .select(['id', 'oa_id', 'provider_msg_id'])
     .where('status', '=', 'sent')
     .where('sent_at', '>', window.sentAfter)
@@ -31,5 +31,5 @@ export async function findMessagesAwaitingDelivery(
 /** Notes that these messages were asked about (still sent, or unknown to the platform). */
 export async function markStatusChecked(db: Kysely<Database>, ids: string[], now: number): Promise<void> {
   if (ids.length === 0) return;
-  await db.updateTable('messages').set({ status_checked_at: now }).where('id', 'in', ids).where('status', '=', 'sent').execute();
+  await db.updateTable('message_states').set({ status_checked_at: now }).where('id', 'in', ids).where('status', '=', 'sent').execute();
 }

@@ -9,24 +9,26 @@ import { sql } from 'kysely';
 import { insertRows } from './bulk-insert.ts';
 import { updateRows } from './bulk-update.ts';
 import type { Dialect, Transaction } from './database.ts';
+import { eraseRsaPhones, isOneOf } from './message-records.ts';
 import type { ApiKeyRow, MessageRow, PlatformEventRow, WebhookDeliveryRow } from './schema.ts';
 
 /** Records events not seen before; returns the keys recorded now (the others were applied before). */
 export async function recordDeliveryEvents(trx: Transaction, dialect: Dialect, rows: readonly PlatformEventRow[]): Promise<Set<string>> {
-  const inserted = await insertRows(trx, dialect, 'platform_events', rows, { column: 'event_key', returning: 'event_key' });
+  const inserted = await insertRows(trx, dialect, 'platform_events', rows, { conflict: { column: 'event_key', returning: 'event_key' } });
   return new Set(inserted.map((row) => String(row.event_key)));
 }
 
 /** A message that became delivered: what its delivery report is made of. */
 export type DeliveredMessage = Pick<MessageRow, 'id' | 'workspace_id' | 'api_key_id' | 'tracking_id' | 'oa_id' | 'phone' | 'provider_msg_id' | 'delivered_at'>;
 
-const DELIVERED_COLUMNS = ['id', 'workspace_id', 'api_key_id', 'tracking_id', 'oa_id', 'phone', 'provider_msg_id', 'delivered_at'] as const;
+type DeliveredState = Pick<MessageRow, 'id' | 'provider_msg_id' | 'delivered_at'>;
 
 /**
  * queued | sending | sent → delivered (an event can beat the dispatcher's own 'sent' record), one
- * statement for the group (one change per message); failed and delivered rows are never touched.
- * Keeps a provider_msg_id already recorded, erases the RSA ciphertext and any error left by an
- * earlier transient fault. Returns the rows that changed.
+ * statement for the group (one change per message); failed and delivered messages are never
+ * touched. Keeps a provider_msg_id already recorded and clears any error left by an earlier
+ * transient fault; then reads what the reports need of the changed messages and erases the RSA
+ * ciphertext of those that had one. Returns the messages that changed.
  */
 export async function markMessagesDelivered(
   trx: Transaction,
@@ -35,17 +37,26 @@ export async function markMessagesDelivered(
   now: number,
 ): Promise<DeliveredMessage[]> {
   if (changes.length === 0) return [];
-  const rows = await updateRows<DeliveredMessage>(trx, dialect, {
-    table: 'messages',
+  const states = await updateRows<DeliveredState>(trx, dialect, {
+    table: 'message_states',
     types: { delivered_time: 'bigint', platform_msg_id: 'text' },
     rows: changes.map((change) => ({ id: change.id, delivered_time: change.deliveredAt, platform_msg_id: change.providerMsgId })),
     set: sql`status = 'delivered', delivered_at = x.delivered_time,
-      provider_msg_id = COALESCE(messages.provider_msg_id, x.platform_msg_id),
-      rsa_phone = NULL, lease_expires_at = NULL, error_code = NULL, error_message = NULL, error_reason = NULL, updated_at = ${now}`,
-    where: sql`messages.status IN ('queued', 'sending', 'sent')`,
-    returning: DELIVERED_COLUMNS,
+      provider_msg_id = COALESCE(message_states.provider_msg_id, x.platform_msg_id),
+      lease_expires_at = NULL, error_code = NULL, error_message = NULL, error_reason = NULL, updated_at = ${now}`,
+    where: sql`message_states.status IN ('queued', 'sending', 'sent')`,
+    returning: ['id', 'provider_msg_id', 'delivered_at'],
   });
-  return rows.map((row) => ({ ...row, delivered_at: row.delivered_at === null ? null : Number(row.delivered_at) }));
+  if (states.length === 0) return [];
+  const { rows } = await sql<Pick<MessageRow, 'id' | 'workspace_id' | 'api_key_id' | 'tracking_id' | 'oa_id' | 'phone'> & { holds_rsa_phone: number | boolean }>`
+    SELECT id, workspace_id, api_key_id, tracking_id, oa_id, phone, rsa_phone IS NOT NULL AS holds_rsa_phone
+    FROM messages WHERE ${isOneOf(dialect, sql`id`, states.map((state) => state.id))}`.execute(trx);
+  await eraseRsaPhones(trx, dialect, rows.filter((row) => Boolean(row.holds_rsa_phone)).map((row) => row.id));
+  const messages = new Map(rows.map((row) => [row.id, row]));
+  return states.map((state) => {
+    const { id, workspace_id, api_key_id, tracking_id, oa_id, phone } = messages.get(state.id)!;
+    return { id, workspace_id, api_key_id, tracking_id, oa_id, phone, provider_msg_id: state.provider_msg_id, delivered_at: state.delivered_at === null ? null : Number(state.delivered_at) };
+  });
 }
 
 export type WebhookTarget = Pick<ApiKeyRow, 'id' | 'webhook_url' | 'revoked_at'>;
@@ -59,5 +70,5 @@ export async function findWebhookTargets(trx: Transaction, apiKeyIds: readonly s
 
 /** Outbox rows; one per message (message_id is unique): a second one for the same message is a no-op. */
 export async function insertWebhookDeliveries(trx: Transaction, dialect: Dialect, rows: readonly WebhookDeliveryRow[]): Promise<void> {
-  await insertRows(trx, dialect, 'webhook_deliveries', rows, { column: 'message_id', returning: 'id' });
+  await insertRows(trx, dialect, 'webhook_deliveries', rows, { conflict: { column: 'message_id', returning: 'id' } });
 }

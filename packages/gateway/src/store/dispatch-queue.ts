@@ -1,20 +1,29 @@
 import { sql } from 'kysely';
 import { runInTransaction, type Dialect, type Store, type Transaction } from './database.ts';
-import { refundMessages, type RefundableMessage } from './acceptances.ts';
+import { refundMessages } from './acceptances.ts';
 import { claimDueRows, writeUnderClaim, type ClaimedRows } from './queue-claims.ts';
-import type { MessageRow } from './schema.ts';
+import { eraseRsaPhones, isOneOf } from './message-records.ts';
+import type { MessageRow, MessageStateRow } from './schema.ts';
 
 export type ClaimedMessage = Pick<
   MessageRow,
   'id' | 'workspace_id' | 'oa_id' | 'template_id' | 'mode' | 'phone' | 'rsa_phone' | 'template_data' | 'attempts' | 'price' | 'quota_day' | 'lease_expires_at' | 'due_at'
 >;
 
-const CLAIMED_COLUMNS = 'id, workspace_id, oa_id, template_id, mode, phone, rsa_phone, template_data, attempts, price, quota_day, lease_expires_at, due_at';
+type ClaimedState = Pick<MessageStateRow, 'id' | 'attempts' | 'lease_expires_at' | 'due_at'>;
+
+/** What a send needs of the claimed messages' own rows. */
+function readClaimedMessages(trx: Transaction, dialect: Dialect, ids: readonly string[]) {
+  return sql<Omit<ClaimedMessage, keyof ClaimedState> & { id: string }>`
+    SELECT id, workspace_id, oa_id, template_id, mode, phone, rsa_phone, template_data, price, quota_day
+    FROM messages WHERE ${isOneOf(dialect, sql`id`, ids)}`.execute(trx);
+}
 
 /**
  * Claims due queued messages for one worker: status sending, a lease, one more attempt
- * (queue-claims.ts). Messages of `skipAccounts` (sender accounts this worker cannot take more of
- * right now) are left for later or for other workers.
+ * (queue-claims.ts), and reads what sending them needs in the same transaction. Messages of
+ * `skipAccounts` (sender accounts this worker cannot take more of right now) are left for later
+ * or for other workers.
  */
 export async function claimDueMessages(
   store: Store,
@@ -22,16 +31,21 @@ export async function claimDueMessages(
 ): Promise<ClaimedMessage[]> {
   const leaseUntil = input.now + input.leaseMs;
   const skip = input.skipAccounts?.length ? sql`AND oa_id NOT IN (${sql.join([...input.skipAccounts])})` : sql``;
-  return claimDueRows<ClaimedMessage>(store, {
-    table: 'messages',
+  const claim = {
+    table: 'message_states',
     set: sql`status = 'sending', lease_expires_at = ${leaseUntil}, unconfirmed_since = NULL, attempts = attempts + 1, updated_at = ${input.now}`,
     due: sql`status = 'queued' AND due_at <= ${input.now} ${skip}`,
     orderBy: 'due_at',
     limit: input.limit,
-    returning: CLAIMED_COLUMNS,
+    returning: 'id, attempts, lease_expires_at, due_at',
     // A claim lost to a power failure would send the message again without the reconciliation
     // that a claim found after a crash gets: it is on disk before the platform is called.
     durable: true,
+  } as const;
+  return claimDueRows<ClaimedState, ClaimedMessage>(store, claim, async (trx, states) => {
+    const { rows } = await readClaimedMessages(trx, store.dialect, states.map((state) => state.id));
+    const messages = new Map(rows.map((row) => [row.id, row]));
+    return states.map((state) => ({ ...messages.get(state.id)!, ...state }));
   });
 }
 
@@ -60,26 +74,37 @@ function ofKind<Kind extends DispatchOutcome['kind']>(outcomes: readonly Dispatc
  * unconfirmed message, since claims take queued rows only, so its late outcome is the truth.
  */
 const CLAIMED_MESSAGES: ClaimedRows<DispatchOutcome> = {
-  table: 'messages',
+  table: 'message_states',
   claimOf: (outcome) => ({ id: outcome.message.id, leaseExpiresAt: outcome.message.lease_expires_at }),
-  stillHeld: sql`messages.status = 'sending' AND (messages.lease_expires_at = x.claimed_lease OR messages.unconfirmed_since IS NOT NULL)`,
+  stillHeld: sql`message_states.status = 'sending' AND (message_states.lease_expires_at = x.claimed_lease OR message_states.unconfirmed_since IS NOT NULL)`,
 };
 
-const REFUND_COLUMNS = ['id', 'workspace_id', 'price', 'oa_id', 'quota_day'];
+/** The outcomes written (their claim still stood), by the ids the writes returned. */
+function writtenOutcomes<Outcome extends DispatchOutcome>(outcomes: readonly Outcome[], written: readonly { id: string }[]): Outcome[] {
+  const ids = new Set(written.map((row) => row.id));
+  return outcomes.filter((outcome) => ids.has(outcome.message.id));
+}
+
+/** The RSA ciphertext is kept only until the platform has the send, or never will. */
+function rsaMessageIds(outcomes: readonly DispatchOutcome[]): string[] {
+  return outcomes.filter((outcome) => outcome.message.rsa_phone !== null).map((outcome) => outcome.message.id);
+}
 
 async function recordSent(trx: Transaction, dialect: Dialect, sent: OutcomeOf<'sent'>[], now: number): Promise<void> {
   const write = {
     types: { provider_id: 'text', sent_time: 'bigint' },
     valuesOf: (outcome: OutcomeOf<'sent'>) => ({ provider_id: outcome.providerMsgId, sent_time: outcome.sentAt }),
   } as const;
-  await writeUnderClaim(trx, dialect, CLAIMED_MESSAGES, sent, {
+  const written = await writeUnderClaim<OutcomeOf<'sent'>, { provider_id: string; sent_time: number }, { id: string }>(trx, dialect, CLAIMED_MESSAGES, sent, {
     ...write,
-    set: sql`status = 'sent', provider_msg_id = x.provider_id, sent_at = x.sent_time, lease_expires_at = NULL, rsa_phone = NULL, updated_at = ${now}`,
+    set: sql`status = 'sent', provider_msg_id = x.provider_id, sent_at = x.sent_time, lease_expires_at = NULL, updated_at = ${now}`,
+    returning: ['id'],
   });
+  await eraseRsaPhones(trx, dialect, rsaMessageIds(writtenOutcomes(sent, written)));
   // A delivery event can beat this record: that message is already delivered, but sent when we sent it.
-  await writeUnderClaim(trx, dialect, { ...CLAIMED_MESSAGES, stillHeld: sql`messages.status = 'delivered' AND messages.sent_at IS NULL` }, sent, {
+  await writeUnderClaim(trx, dialect, { ...CLAIMED_MESSAGES, stillHeld: sql`message_states.status = 'delivered' AND message_states.sent_at IS NULL` }, sent, {
     ...write,
-    set: sql`sent_at = x.sent_time, provider_msg_id = COALESCE(messages.provider_msg_id, x.provider_id)`,
+    set: sql`sent_at = x.sent_time, provider_msg_id = COALESCE(message_states.provider_msg_id, x.provider_id)`,
   });
 }
 
@@ -109,14 +134,17 @@ export async function recordDispatchOutcomes(store: Store, outcomes: DispatchOut
       set: sql`unconfirmed_since = ${now}, lease_expires_at = x.wait_until, updated_at = ${now}`,
     });
     // Every message row first, the refunds' quota rows and wallets after: the lock order of acceptances.ts.
-    const refunds: RefundableMessage[] = await writeUnderClaim(trx, dialect, CLAIMED_MESSAGES, ofKind(outcomes, 'failed'), {
+    const failures = ofKind(outcomes, 'failed');
+    const failed = await writeUnderClaim<OutcomeOf<'failed'>, { code: number; error_text: string; reason: string }, { id: string }>(trx, dialect, CLAIMED_MESSAGES, failures, {
       types: { code: 'integer', error_text: 'text', reason: 'text' },
       valuesOf: (outcome) => ({ code: outcome.code, error_text: outcome.errorMessage, reason: outcome.reason }),
       set: sql`status = 'failed', error_code = x.code, error_message = x.error_text, error_reason = x.reason,
-        failed_at = ${now}, lease_expires_at = NULL, rsa_phone = NULL, updated_at = ${now}`,
-      returning: REFUND_COLUMNS,
+        failed_at = ${now}, lease_expires_at = NULL, updated_at = ${now}`,
+      returning: ['id'],
     });
-    await refundMessages(trx, refunds, now);
+    const refunded = writtenOutcomes(failures, failed);
+    await eraseRsaPhones(trx, dialect, rsaMessageIds(refunded));
+    await refundMessages(trx, refunded.map((outcome) => outcome.message), now);
   });
 }
 
@@ -152,7 +180,7 @@ export async function reconcileExpiredClaims(
   const { now, limit } = input;
   return runInTransaction(store, async (trx) => {
     const expired = await trx
-      .selectFrom('messages')
+      .selectFrom('message_states')
       .select(['id', 'unconfirmed_since', 'attempts'])
       .where('status', '=', 'sending')
       .where('lease_expires_at', '<', now)
@@ -165,7 +193,7 @@ export async function reconcileExpiredClaims(
     const exhausted = traceless.filter((row) => row.attempts >= input.maxAttempts).map((row) => row.id);
     if (unconfirmed.length > 0) {
       await trx
-        .updateTable('messages')
+        .updateTable('message_states')
         .set({ unconfirmed_since: now, lease_expires_at: now + input.graceMs, updated_at: now })
         .where('id', 'in', unconfirmed)
         .where('status', '=', 'sending')
@@ -175,7 +203,7 @@ export async function reconcileExpiredClaims(
     }
     if (requeued.length > 0) {
       await trx
-        .updateTable('messages')
+        .updateTable('message_states')
         .set({ status: 'queued', due_at: now, lease_expires_at: null, unconfirmed_since: null, updated_at: now })
         .where('id', 'in', requeued)
         .where('status', '=', 'sending')
@@ -186,7 +214,7 @@ export async function reconcileExpiredClaims(
     const failed: string[] = [];
     if (exhausted.length > 0) {
       const rows = await trx
-        .updateTable('messages')
+        .updateTable('message_states')
         .set({
           status: 'failed',
           error_code: input.exhausted.code,
@@ -194,16 +222,19 @@ export async function reconcileExpiredClaims(
           error_reason: input.exhausted.reason,
           failed_at: now,
           lease_expires_at: null,
-          rsa_phone: null,
           updated_at: now,
         })
         .where('id', 'in', exhausted)
         .where('status', '=', 'sending')
         .where('unconfirmed_since', 'is not', null)
         .where('lease_expires_at', '<', now)
-        .returning(['id', 'workspace_id', 'price', 'oa_id', 'quota_day'])
+        .returning('id')
         .execute();
-      await refundMessages(trx, rows, now);
+      if (rows.length > 0) {
+        const ids = rows.map((row) => row.id);
+        await eraseRsaPhones(trx, store.dialect, ids);
+        await refundMessages(trx, await trx.selectFrom('messages').select(['id', 'workspace_id', 'price', 'oa_id', 'quota_day']).where('id', 'in', ids).execute(), now);
+      }
       failed.push(...rows.map((row) => row.id));
     }
     return { unconfirmed, requeued, failed };

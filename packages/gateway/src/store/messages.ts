@@ -1,11 +1,12 @@
-import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { refundMessages } from './acceptances.ts';
 import type { Dialect, Store, Transaction } from './database.ts';
+import { MESSAGE_RECORD_COLUMNS, selectMessageRecords } from './message-records.ts';
 import type { Database, MessageRow, MessageStatus } from './schema.ts';
 
 /** One message of a workspace by its id, as findMessage runs it (the query-plan test explains this very query). */
-export function findMessageQuery(db: Kysely<Database>, workspaceId: string, id: string): SelectQueryBuilder<Database, 'messages', MessageRow> {
-  return db.selectFrom('messages').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id);
+export function findMessageQuery(db: Kysely<Database>, workspaceId: string, id: string) {
+  return selectMessageRecords(db).where('m.workspace_id', '=', workspaceId).where('m.id', '=', id);
 }
 
 export async function findMessage(db: Kysely<Database>, workspaceId: string, id: string): Promise<MessageRow | undefined> {
@@ -14,7 +15,7 @@ export async function findMessage(db: Kysely<Database>, workspaceId: string, id:
 
 /** A message by its id, whichever workspace holds it (the operator's support lookup). */
 export async function findMessageInAnyWorkspace(db: Kysely<Database>, id: string): Promise<MessageRow | undefined> {
-  return db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
+  return selectMessageRecords(db).where('m.id', '=', id).executeTakeFirst();
 }
 
 export interface MessageFilter {
@@ -28,20 +29,20 @@ export interface MessageFilter {
 }
 
 /**
- * The index SQLite must read for a filter: the first filter of this list that is given. SQLite
- * keeps no statistics here (the gateway runs no ANALYZE), and without them it prefers the index
- * that yields created_at order (messages_by_workspace_time) and filters row by row: a million
- * rows read for a tracking_id, or for a status no message has. Each of these indexes finds the
- * filter's rows in created_at order itself (the phone and tracking_id ones hold few rows per
- * value, sorted after), so the newest page is read and no more. PostgreSQL plans by its own
- * statistics.
+ * The index SQLite must read for a filter: the first filter of this list that is given, and the
+ * table that holds it (m: messages, s: message_states). SQLite keeps no statistics here (the
+ * gateway runs no ANALYZE), and without them it prefers the index that yields created_at order
+ * (messages_by_workspace_time) and filters row by row: a million rows read for a tracking_id, or
+ * for a status no message has. Each of these indexes finds the filter's rows in created_at order
+ * itself (the phone and tracking_id ones hold few rows per value, sorted after), so the newest
+ * page is read and no more. PostgreSQL plans by its own statistics.
  */
-const SQLITE_INDEX_BY_FILTER: readonly [keyof MessageFilter, string][] = [
-  ['trackingId', 'messages_by_workspace_tracking'],
-  ['phone', 'messages_by_workspace_phone'],
-  ['templateId', 'messages_by_workspace_template'],
-  ['status', 'messages_by_workspace_status'],
-  ['oaId', 'messages_by_workspace_oa'],
+const SQLITE_INDEX_BY_FILTER: readonly [keyof MessageFilter, string, 'm' | 's'][] = [
+  ['trackingId', 'messages_by_workspace_tracking', 'm'],
+  ['phone', 'messages_by_workspace_phone', 'm'],
+  ['templateId', 'messages_by_workspace_template', 'm'],
+  ['status', 'message_states_by_workspace_status', 's'],
+  ['oaId', 'messages_by_workspace_oa', 'm'],
 ];
 
 export interface MessagePageWindow {
@@ -52,21 +53,28 @@ export interface MessagePageWindow {
 /**
  * One page of a workspace's messages, newest first, as listMessages runs it (the query-plan test
  * explains this very statement); one row more than the page, so the caller can tell whether more exist.
+ * The workspace, the times and the order are read from the table whose index serves the filter
+ * (message_states for a status alone), so that index yields the page in order; both tables hold
+ * the same workspace and created_at for a message.
  */
 export function listMessagesQuery(dialect: Dialect, workspaceId: string, filter: MessageFilter, page: MessagePageWindow): RawBuilder<MessageRow> {
-  const conditions = [sql`workspace_id = ${workspaceId}`];
-  if (filter.trackingId !== undefined) conditions.push(sql`tracking_id = ${filter.trackingId}`);
-  if (filter.phone !== undefined) conditions.push(sql`phone = ${filter.phone}`);
-  if (filter.status !== undefined) conditions.push(sql`status = ${filter.status}`);
-  if (filter.templateId !== undefined) conditions.push(sql`template_id = ${filter.templateId}`);
-  if (filter.oaId !== undefined) conditions.push(sql`oa_id = ${filter.oaId}`);
-  if (filter.from !== undefined) conditions.push(sql`created_at >= ${filter.from}`);
-  if (filter.to !== undefined) conditions.push(sql`created_at <= ${filter.to}`);
-  const index = dialect === 'sqlite' ? SQLITE_INDEX_BY_FILTER.find(([name]) => filter[name] !== undefined)?.[1] : undefined;
-  const table = index === undefined ? sql`messages` : sql`messages INDEXED BY ${sql.id(index)}`;
+  const chosen = SQLITE_INDEX_BY_FILTER.find(([name]) => filter[name] !== undefined);
+  const driving = sql.raw(chosen?.[2] ?? 'm');
+  const conditions = [sql`${driving}.workspace_id = ${workspaceId}`];
+  if (filter.trackingId !== undefined) conditions.push(sql`m.tracking_id = ${filter.trackingId}`);
+  if (filter.phone !== undefined) conditions.push(sql`m.phone = ${filter.phone}`);
+  if (filter.status !== undefined) conditions.push(sql`s.status = ${filter.status}`);
+  if (filter.templateId !== undefined) conditions.push(sql`m.template_id = ${filter.templateId}`);
+  if (filter.oaId !== undefined) conditions.push(sql`m.oa_id = ${filter.oaId}`);
+  if (filter.from !== undefined) conditions.push(sql`${driving}.created_at >= ${filter.from}`);
+  if (filter.to !== undefined) conditions.push(sql`${driving}.created_at <= ${filter.to}`);
+  const index = dialect === 'sqlite' ? chosen?.[1] : undefined;
+  const messages = index === undefined || chosen?.[2] !== 'm' ? sql`messages m` : sql`messages m INDEXED BY ${sql.id(index)}`;
+  const states = index === undefined || chosen?.[2] !== 's' ? sql`message_states s` : sql`message_states s INDEXED BY ${sql.id(index)}`;
+  const tables = chosen?.[2] === 's' ? sql`${states} JOIN ${messages} ON m.id = s.id` : sql`${messages} JOIN ${states} ON s.id = m.id`;
   return sql<MessageRow>`
-    SELECT * FROM ${table} WHERE ${sql.join(conditions, sql` AND `)}
-    ORDER BY created_at DESC, id DESC LIMIT ${page.limit + 1} OFFSET ${page.offset}`;
+    SELECT ${MESSAGE_RECORD_COLUMNS} FROM ${tables} WHERE ${sql.join(conditions, sql` AND `)}
+    ORDER BY ${driving}.created_at DESC, ${driving}.id DESC LIMIT ${page.limit + 1} OFFSET ${page.offset}`;
 }
 
 /** Newest first; asks for one row more than the page so the caller can tell whether more exist. */
@@ -78,21 +86,23 @@ export async function listMessages(store: Pick<Store, 'db' | 'dialect'>, workspa
 export type CancelOutcome = { kind: 'cancelled' } | { kind: 'not_found' } | { kind: 'not_queued'; status: MessageStatus };
 
 /**
- * Deletes a queued message and refunds it; the status check and the delete are one statement.
- * The message row is locked before its quota row and wallet: the lock order of acceptances.ts.
+ * Deletes a queued message, its state and then its row, and refunds it; the status check and the
+ * state's delete are one statement. The message's rows are locked before its quota row and
+ * wallet: the lock order of acceptances.ts.
  */
 export async function cancelQueuedMessage(trx: Transaction, workspaceId: string, id: string, now: number): Promise<CancelOutcome> {
-  const deleted = await trx
-    .deleteFrom('messages')
+  const cancelled = await trx
+    .deleteFrom('message_states')
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', id)
     .where('status', '=', 'queued')
-    .returning(['id', 'workspace_id', 'price', 'oa_id', 'quota_day'])
+    .returning('id')
     .executeTakeFirst();
-  if (!deleted) {
-    const existing = await trx.selectFrom('messages').select('status').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  if (!cancelled) {
+    const existing = await trx.selectFrom('message_states').select('status').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
     return existing ? { kind: 'not_queued', status: existing.status } : { kind: 'not_found' };
   }
+  const deleted = await trx.deleteFrom('messages').where('id', '=', id).returning(['id', 'workspace_id', 'price', 'oa_id', 'quota_day']).executeTakeFirstOrThrow();
   await refundMessages(trx, [deleted], now);
   return { kind: 'cancelled' };
 }

@@ -9,7 +9,7 @@
  * messages_holding_personal_data (migration 0011) holds only the messages not yet erased.
  */
 import { sql, type RawBuilder } from 'kysely';
-import { runInTransaction, type Dialect, type Store } from './database.ts';
+import { runInTransaction, type Dialect, type Store, type Transaction } from './database.ts';
 
 /** What template_data holds once erased. */
 export const ERASED_TEMPLATE_DATA = 'null';
@@ -17,39 +17,48 @@ export const ERASED_TEMPLATE_DATA = 'null';
 // Written as literals: SQLite (and PostgreSQL, for a partial index) use the index only when the
 // query's own text implies its condition.
 const HOLDING_PERSONAL_DATA = sql`template_data <> 'null'`;
-const HANDED_OVER = sql`status IN ('sent', 'delivered', 'failed')`;
+const HANDED_OVER = sql`s.status IN ('sent', 'delivered', 'failed')`;
 const ERASE = sql`phone = NULL, rsa_phone = NULL, template_data = 'null'`;
 /** When the message finished: delivered, failed, or (no delivery report ever came) sent. */
-const FINISHED_AT = sql`COALESCE(delivered_at, failed_at, sent_at, updated_at)`;
+const FINISHED_AT = sql`COALESCE(s.delivered_at, s.failed_at, s.sent_at, s.updated_at)`;
 
 /**
  * The oldest messages still holding personal data that finished before `finishedBefore`, as the
  * retention sweep selects them (the query-plan test explains this very statement). It walks the
  * partial index from its oldest entry: a message finishes after it was created, so created_at
- * bounds the walk, and what it passes over is only the few old messages not finished yet.
+ * bounds the walk, and what it passes over is only the few old messages not finished yet. Each
+ * message's state is read by its id in a subquery, not joined: a join let PostgreSQL, without
+ * statistics, walk the status index of every finished message instead.
  */
 export function expiredPersonalDataQuery(dialect: Dialect, input: { finishedBefore: number; limit: number }): RawBuilder<{ id: string }> {
-  const table = dialect === 'sqlite' ? sql`messages INDEXED BY messages_holding_personal_data` : sql`messages`;
-  // Rows a dispatcher or a delivery event holds right now are left for the next round.
+  const table = dialect === 'sqlite' ? sql`messages m INDEXED BY messages_holding_personal_data` : sql`messages m`;
+  // Messages a dispatcher or a delivery event holds right now are left for the next round.
   const lock = dialect === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
   return sql<{ id: string }>`
-    SELECT id FROM ${table}
-    WHERE ${HOLDING_PERSONAL_DATA} AND created_at < ${input.finishedBefore}
-      AND ${HANDED_OVER} AND ${FINISHED_AT} < ${input.finishedBefore}
-    ORDER BY created_at LIMIT ${input.limit} ${lock}`;
+    SELECT m.id FROM ${table}
+    WHERE m.${HOLDING_PERSONAL_DATA} AND m.created_at < ${input.finishedBefore}
+      AND (SELECT ${HANDED_OVER} AND ${FINISHED_AT} < ${input.finishedBefore} FROM message_states s WHERE s.id = m.id)
+    ORDER BY m.created_at LIMIT ${input.limit} ${lock}`;
+}
+
+/**
+ * Erases personal data from these messages (still holding it); returns the ids erased. Only
+ * `messages` is written: the state of a send (message_states, its updated_at included) does not
+ * change. The caller chose messages already handed over (sent, delivered, failed): a message
+ * never goes back from those to queued or sending.
+ */
+async function eraseMessages(trx: Transaction, ids: RawBuilder<unknown>): Promise<string[]> {
+  const erased = await sql<{ id: string }>`
+    UPDATE messages SET ${ERASE} WHERE id IN (${ids}) AND ${HOLDING_PERSONAL_DATA} RETURNING id`.execute(trx);
+  return erased.rows.map((row) => row.id);
 }
 
 /**
  * Erases up to `limit` messages that finished before `finishedBefore`, oldest first, in one
  * transaction. Returns how many were erased; fewer than `limit` means none is left for now.
  */
-export async function eraseExpiredPersonalData(store: Store, input: { finishedBefore: number; limit: number; now: number }): Promise<number> {
-  return runInTransaction(store, async (trx) => {
-    const result = await sql`
-      UPDATE messages SET ${ERASE}, updated_at = ${input.now}
-      WHERE id IN (${expiredPersonalDataQuery(store.dialect, input)}) AND ${HOLDING_PERSONAL_DATA} AND ${HANDED_OVER}`.execute(trx);
-    return Number(result.numAffectedRows ?? 0n);
-  });
+export async function eraseExpiredPersonalData(store: Store, input: { finishedBefore: number; limit: number }): Promise<number> {
+  return runInTransaction(store, async (trx) => (await eraseMessages(trx, expiredPersonalDataQuery(store.dialect, input))).length);
 }
 
 /** Which of one workspace's messages a purge erases. */
@@ -84,18 +93,18 @@ export interface PurgeWindow {
  * transaction is short and no window reads what an earlier one already passed. The phone's own
  * index serves a purge of one phone; the workspace's time index serves the rest.
  */
-export async function erasePersonalDataWindow(store: Store, scope: WorkspacePurgeScope, input: { after: PurgeCursor | null; limit: number; now: number }): Promise<PurgeWindow> {
-  const conditions = [sql`workspace_id = ${scope.workspaceId}`];
-  if (scope.phone !== undefined) conditions.push(sql`phone = ${scope.phone}`);
-  if (scope.createdBefore !== undefined) conditions.push(sql`created_at < ${scope.createdBefore}`);
-  if (input.after !== null) conditions.push(sql`(created_at > ${input.after.createdAt} OR (created_at = ${input.after.createdAt} AND id > ${input.after.id}))`);
+export async function erasePersonalDataWindow(store: Store, scope: WorkspacePurgeScope, input: { after: PurgeCursor | null; limit: number }): Promise<PurgeWindow> {
+  const conditions = [sql`m.workspace_id = ${scope.workspaceId}`];
+  if (scope.phone !== undefined) conditions.push(sql`m.phone = ${scope.phone}`);
+  if (scope.createdBefore !== undefined) conditions.push(sql`m.created_at < ${scope.createdBefore}`);
+  if (input.after !== null) conditions.push(sql`(m.created_at > ${input.after.createdAt} OR (m.created_at = ${input.after.createdAt} AND m.id > ${input.after.id}))`);
   const index = scope.phone !== undefined ? 'messages_by_workspace_phone' : 'messages_by_workspace_time';
-  const table = store.dialect === 'sqlite' ? sql`messages INDEXED BY ${sql.id(index)}` : sql`messages`;
+  const table = store.dialect === 'sqlite' ? sql`messages m INDEXED BY ${sql.id(index)}` : sql`messages m`;
   return runInTransaction(store, async (trx) => {
     const window = await sql<{ id: string; created_at: number; status: string; holding: number | boolean }>`
-      SELECT id, created_at, status, ${HOLDING_PERSONAL_DATA} AS holding FROM ${table}
+      SELECT m.id, m.created_at, s.status, m.${HOLDING_PERSONAL_DATA} AS holding FROM ${table} JOIN message_states s ON s.id = m.id
       WHERE ${sql.join(conditions, sql` AND `)}
-      ORDER BY created_at, id LIMIT ${input.limit}`.execute(trx);
+      ORDER BY m.created_at, m.id LIMIT ${input.limit}`.execute(trx);
     const rows = window.rows;
     const last = rows.at(-1);
     const next = rows.length < input.limit || last === undefined ? null : { createdAt: Number(last.created_at), id: last.id };
@@ -103,11 +112,8 @@ export async function erasePersonalDataWindow(store: Store, scope: WorkspacePurg
     const inFlight = holding.filter((row) => row.status === 'queued' || row.status === 'sending').length;
     const candidates = holding.filter((row) => row.status !== 'queued' && row.status !== 'sending').map((row) => row.id);
     if (candidates.length === 0) return { erased: 0, inFlight, erasedIds: [], next };
-    const erased = await sql<{ id: string }>`
-      UPDATE messages SET ${ERASE}, updated_at = ${input.now}
-      WHERE id IN (${sql.join(candidates)}) AND ${HOLDING_PERSONAL_DATA} AND ${HANDED_OVER}
-      RETURNING id`.execute(trx);
-    return { erased: erased.rows.length, inFlight, erasedIds: erased.rows.map((row) => row.id), next };
+    const erasedIds = await eraseMessages(trx, sql.join(candidates));
+    return { erased: erasedIds.length, inFlight, erasedIds, next };
   });
 }
 

@@ -7,6 +7,7 @@
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Dialect, Transaction } from './database.ts';
+import { isOneOf } from './message-records.ts';
 import type { Database, MessageRow, PlatformEventRow, SenderAccountRow, TemplateStatus } from './schema.ts';
 
 /** A sender account by the platform's OA id alone (oa_id is unique across workspaces). */
@@ -19,14 +20,12 @@ type EventMessage = Pick<MessageRow, 'id' | 'workspace_id' | 'oa_id'>;
 
 /**
  * Messages by our msg_id (the platform sends it back as tracking_id), many at once: one statement
- * for a whole group of events, and one statement text whatever their number (a JSON array on
- * SQLite, a text[] on PostgreSQL), so it is prepared once. The caller checks the workspace and OA:
+ * for a whole group of events, and one statement text whatever their number. The caller checks the workspace and OA:
  * with them in the WHERE, PostgreSQL planned a table that grew since its last ANALYZE through the
  * (workspace_id, oa_id, created_at) index, scanning the whole workspace for every event.
  */
 export function eventMessagesByIdQuery(dialect: Dialect, ids: readonly string[]): RawBuilder<EventMessage> {
-  const wanted = dialect === 'postgres' ? sql`id = ANY(${[...ids]}::text[])` : sql`id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
-  return sql<EventMessage>`SELECT id, workspace_id, oa_id FROM messages WHERE ${wanted}`;
+  return sql<EventMessage>`SELECT id, workspace_id, oa_id FROM messages WHERE ${isOneOf(dialect, sql`id`, ids)}`;
 }
 
 /**
@@ -35,7 +34,7 @@ export function eventMessagesByIdQuery(dialect: Dialect, ids: readonly string[])
  * msg_id recorded yet.
  */
 export function sentMessagesByProviderIdQuery(db: Kysely<Database>, providerMsgId: string) {
-  return db.selectFrom('messages').select(['id', 'workspace_id', 'oa_id']).where('provider_msg_id', '=', providerMsgId)
+  return db.selectFrom('message_states').select(['id', 'workspace_id', 'oa_id']).where('provider_msg_id', '=', providerMsgId)
     // A literal, so that the planner sees the partial index's condition in the statement itself.
     .where('status', '=', sql.lit('sent'))
     .orderBy('id');

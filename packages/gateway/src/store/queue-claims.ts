@@ -1,5 +1,5 @@
 /**
- * The claim of a database queue (messages, webhook_deliveries): one UPDATE over the oldest due
+ * The claim of a database queue (message_states, webhook_deliveries): one UPDATE over the oldest due
  * rows that gives them to one worker, with a lease. PostgreSQL skips rows another worker is
  * claiming at the same moment (FOR UPDATE SKIP LOCKED); on SQLite the write lock taken by
  * BEGIN IMMEDIATE serialises claims, so the same statement needs no lock clause.
@@ -12,7 +12,7 @@ import { updateRows, type BulkTypes, type BulkUpdate } from './bulk-update.ts';
 import { runInTransaction, type Dialect, type Store, type Transaction } from './database.ts';
 
 export interface DueRowsClaim {
-  table: 'messages' | 'webhook_deliveries';
+  table: 'message_states' | 'webhook_deliveries';
   /** What a claim writes on each row: the lease, one more attempt. */
   set: RawBuilder<unknown>;
   /**
@@ -29,18 +29,28 @@ export interface DueRowsClaim {
   durable: boolean;
 }
 
-export async function claimDueRows<Row>(store: Store, claim: DueRowsClaim): Promise<Row[]> {
+/**
+ * Claims the due rows and returns them, or, with `complete`, what it reads of them in the same
+ * transaction (the queue row may hold only part of what the work needs).
+ */
+export function claimDueRows<Row>(store: Store, claim: DueRowsClaim): Promise<Row[]>;
+export function claimDueRows<Claimed, Row>(store: Store, claim: DueRowsClaim, complete: (trx: Transaction, claimed: Claimed[]) => Promise<Row[]>): Promise<Row[]>;
+export async function claimDueRows<Claimed, Row>(
+  store: Store,
+  claim: DueRowsClaim,
+  complete?: (trx: Transaction, claimed: Claimed[]) => Promise<Row[]>,
+): Promise<(Claimed | Row)[]> {
   const lock = store.dialect === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
   const table = sql.raw(claim.table);
   return runInTransaction(store, async (trx) => {
-    const result = await sql<Row>`
+    const result = await sql<Claimed>`
       UPDATE ${table}
       SET ${claim.set}
       WHERE id IN (
         SELECT id FROM ${table} WHERE ${claim.due} ORDER BY ${sql.raw(claim.orderBy)} LIMIT ${claim.limit} ${lock}
       )
       RETURNING ${sql.raw(claim.returning)}`.execute(trx);
-    return result.rows;
+    return complete === undefined || result.rows.length === 0 ? result.rows : complete(trx, result.rows);
   }, { durable: claim.durable });
 }
 

@@ -11,18 +11,18 @@ export interface QueueStats {
 /** Read at scrape time through the partial indexes on queued and sending rows only: cheap on any table size. */
 export async function readQueueStats(db: Kysely<Database>, now: number): Promise<QueueStats> {
   const queued = await db
-    .selectFrom('messages')
+    .selectFrom('message_states')
     .select((eb) => [eb.fn.countAll<number>().as('count'), eb.fn.min<number | null>('due_at').as('oldest')])
     .where('status', '=', 'queued')
     .executeTakeFirstOrThrow();
   const due = await db
-    .selectFrom('messages')
+    .selectFrom('message_states')
     .select((eb) => eb.fn.countAll<number>().as('count'))
     .where('status', '=', 'queued')
     .where('due_at', '<=', now)
     .executeTakeFirstOrThrow();
   const sending = await db
-    .selectFrom('messages')
+    .selectFrom('message_states')
     .select((eb) => eb.fn.countAll<number>().as('count'))
     .where('status', '=', 'sending')
     .where('lease_expires_at', 'is not', null)

@@ -13,8 +13,8 @@ export interface QuotaUsage {
  * Reads both figures in ONE statement, so they come from one snapshot on either store: a message
  * accepted or sent between two separate reads would otherwise be counted on one side only.
  *
- * Both counts walk the small partial indexes of queued (`messages_due`) and claimed
- * (`messages_leased`) rows, never the message history. `queuedDueBefore` bounds the walk over
+ * Both counts walk the small partial indexes of queued (`message_states_due`) and claimed
+ * (`message_states_leased`) rows, never the message history. `queuedDueBefore` bounds the walk over
  * queued rows so that messages scheduled weeks ahead are not read on every lookup; the caller
  * chooses it late enough to take in this day's messages that a retry pushed past midnight.
  */
@@ -23,9 +23,9 @@ export async function readQuotaUsage(db: Kysely<Database>, input: { oaId: string
   const result = await sql<{ reserved: number | string | null; queued: number | string; sending: number | string }>`
     SELECT
       (SELECT reserved FROM quota_reservations WHERE oa_id = ${oaId} AND day = ${day}) AS reserved,
-      (SELECT count(*) FROM messages
+      (SELECT count(*) FROM message_states
         WHERE status = 'queued' AND due_at < ${queuedDueBefore} AND oa_id = ${oaId} AND quota_day = ${day}) AS queued,
-      (SELECT count(*) FROM messages
+      (SELECT count(*) FROM message_states
         WHERE status = 'sending' AND lease_expires_at IS NOT NULL AND oa_id = ${oaId} AND quota_day = ${day}) AS sending`.execute(db);
   const row = result.rows[0];
   return {

@@ -87,12 +87,12 @@ export const MESSAGE_STATUSES = ['queued', 'sending', 'sent', 'delivered', 'fail
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 export type SendMode = 'plain' | 'hashphone' | 'rsa';
 
-export interface MessageRow {
+/** A row of messages: what a message is, fixed when it is accepted (only personal data is ever erased). */
+export interface AcceptedMessageRow {
   id: string;
   workspace_id: string;
   api_key_id: string;
   tracking_id: string;
-  status: MessageStatus;
   mode: SendMode;
   phone: string | null;
   carrier: string | null;
@@ -103,24 +103,42 @@ export interface MessageRow {
   template_data: string;
   price: number;
   quota_day: string | null;
-  provider_msg_id: string | null;
-  error_code: number | null;
-  error_message: string | null;
-  error_reason: string | null;
-  due_at: number;
   scheduled_at: number | null;
+  created_at: number;
+}
+
+/**
+ * A row of message_states, one per message and keyed by its id: what a send changes. The fixed
+ * columns its indexes and the queue's reads need (workspace, sender account, quota day, creation
+ * time) are copies of the message's own.
+ */
+export interface MessageStateRow {
+  id: string;
+  workspace_id: string;
+  oa_id: string;
+  quota_day: string | null;
+  created_at: number;
+  status: MessageStatus;
+  due_at: number;
   attempts: number;
   lease_expires_at: number | null;
   /** When the reconciler found this claim expired with the send's outcome unknown (README: reconciliation). */
   unconfirmed_since: number | null;
+  provider_msg_id: string | null;
   sent_at: number | null;
   /** When the platform's status endpoint was last asked about this sent message (overdue delivery event). */
   status_checked_at: number | null;
   delivered_at: number | null;
   failed_at: number | null;
-  created_at: number;
+  error_code: number | null;
+  error_message: string | null;
+  error_reason: string | null;
+  /** When the state last changed (erasing personal data does not change it). */
   updated_at: number;
 }
+
+/** A message as it is read: its row of messages with its state. */
+export interface MessageRow extends AcceptedMessageRow, MessageStateRow {}
 
 export interface QuotaReservationRow {
   oa_id: string;
@@ -244,7 +262,8 @@ export interface Database {
   api_keys: ApiKeyRow;
   sender_accounts: SenderAccountRow;
   templates: TemplateRow;
-  messages: MessageRow;
+  messages: AcceptedMessageRow;
+  message_states: MessageStateRow;
   quota_reservations: QuotaReservationRow;
   idempotency_records: IdempotencyRecordRow;
   platform_events: PlatformEventRow;

@@ -143,6 +143,6 @@ export function nextVietnamMidnightText(epochMs: number): string {
 
 /** Moves a message to a state by writing its row: setup the public API cannot do without the platform. */
 export async function setMessageStatus(gateway: TestGateway, msgId: string, status: 'queued' | 'sending' | 'sent' | 'delivered' | 'failed'): Promise<void> {
-  const result = await gateway.runtime.store.db.updateTable('messages').set({ status }).where('id', '=', msgId).executeTakeFirst();
+  const result = await gateway.runtime.store.db.updateTable('message_states').set({ status }).where('id', '=', msgId).executeTakeFirst();
   expect(Number(result.numUpdatedRows)).toBe(1);
 }

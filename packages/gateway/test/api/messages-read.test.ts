@@ -151,8 +151,9 @@ describe.each(STORE_KINDS)('reading messages (%s)', (kind) => {
       const made: string[] = [];
       for (const time of times) {
         const msgId = await queueOne(gateway, own);
-        // Test setup: back-date the record so the bounds are exact.
+        // Test setup: back-date the record so the bounds are exact (and its state's copy of the time with it).
         await gateway.runtime.store.db.updateTable('messages').set({ created_at: Date.parse(time) }).where('id', '=', msgId).execute();
+        await gateway.runtime.store.db.updateTable('message_states').set({ created_at: Date.parse(time) }).where('id', '=', msgId).execute();
         made.push(msgId);
       }
       const record = await gateway.request('GET', `/api/v1/messages/${made[1]}`, { key: own.apiKey });

@@ -56,6 +56,7 @@ async function readSchemaMigrations(env: Record<string, string>): Promise<string
     const rows = await store.db.selectFrom('schema_migrations').select('version').execute();
     // The schema is really there, not just recorded.
     await store.db.selectFrom('messages').select('id').limit(1).execute();
+    await store.db.selectFrom('message_states').select('id').limit(1).execute();
     await store.db.selectFrom('idempotency_records').select('idempotency_key').limit(1).execute();
     return rows.map((row) => row.version).sort();
   } finally {

@@ -124,7 +124,7 @@ describe.each(STORE_KINDS)('sends and refunds racing for one wallet (%s)', (kind
     // Wait for the dispatcher to fail (and refund) every failing send.
     const store = gateway.runtime.store;
     await waitFor(
-      async () => (await store.db.selectFrom('messages').select('id').where('id', 'in', failingIds).where('status', '=', 'failed').execute()).length,
+      async () => (await store.db.selectFrom('message_states').select('id').where('id', 'in', failingIds).where('status', '=', 'failed').execute()).length,
       (count) => count === FAILING_SENDS,
       'every failing send to be failed and refunded',
     );

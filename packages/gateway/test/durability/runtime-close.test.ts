@@ -34,14 +34,14 @@ describe.each(STORE_KINDS)('graceful stop of the runtime (%s)', (kind) => {
     expect(response.status).toBe(202);
     const messageId = response.body.msg_id as string;
     const platformMsgId = randomBytes(10).toString('hex');
-    await gateway.runtime.store.db.updateTable('messages').set({ status: 'sent', provider_msg_id: platformMsgId, sent_at: Date.now() }).where('id', '=', messageId).execute();
+    await gateway.runtime.store.db.updateTable('message_states').set({ status: 'sent', provider_msg_id: platformMsgId, sent_at: Date.now() }).where('id', '=', messageId).execute();
 
     const submitted = gateway.runtime.deliveryEventWriter.submit({ message: { trackingId: messageId, workspaceId: ws.workspaceId }, platformMsgId, oaId: ws.oaId, deliveredAt: Date.now() - 1000, now: Date.now() });
     await gateway.runtime.close();
     expect(await submitted).toBe('delivered');
 
     reopened = openStore(gateway.config.database);
-    const message = await reopened.db.selectFrom('messages').select(['status', 'delivered_at']).where('id', '=', messageId).executeTakeFirstOrThrow();
+    const message = await reopened.db.selectFrom('message_states').select(['status', 'delivered_at']).where('id', '=', messageId).executeTakeFirstOrThrow();
     expect(message.status).toBe('delivered');
     const reports = await reopened.db.selectFrom('webhook_deliveries').select(['message_id', 'status']).where('message_id', '=', messageId).execute();
     expect(reports).toEqual([{ message_id: messageId, status: 'pending' }]);

@@ -105,7 +105,7 @@ describe.each(STORE_KINDS)('a worker process stopped under load (%s)', (kind) =>
   const countOf = (map: Map<string, string>, status: string) => [...map.values()].filter((value) => value === status).length;
   /** Each message's status; printed as counts per status when a wait runs out. */
   const statuses = async (ids: string[]) => {
-    const rows = await gateway.runtime.store.db.selectFrom('messages').select(['id', 'status']).where('id', 'in', ids).execute();
+    const rows = await gateway.runtime.store.db.selectFrom('message_states').select(['id', 'status']).where('id', 'in', ids).execute();
     const map = new Map(rows.map((row) => [row.id, row.status]));
     return Object.assign(map, { toJSON: () => Object.fromEntries(['queued', 'sending', 'sent', 'delivered', 'failed'].map((status) => [status, countOf(map, status)])) });
   };

@@ -110,7 +110,7 @@ describe.each(STORE_KINDS)("concurrent batches and the platform's remaining quot
     for (const result of refused) expect(result).toMatchObject({ status: 'error', error: expect.stringMatching(/^daily_quota_exceeded: /) });
 
     const db = target.runtime.store.db;
-    const statuses = async () => (await db.selectFrom('messages').select(['id', 'status', 'error_code', 'error_message']).where('workspace_id', '=', workspaceId).execute());
+    const statuses = async () => (await db.selectFrom('message_states').select(['id', 'status', 'error_code', 'error_message']).where('workspace_id', '=', workspaceId).execute());
     const final = await waitFor(statuses, (rows) => rows.length === PLATFORM_REMAINING && rows.every((row) => row.status === 'delivered' || row.status === 'failed'), 'every accepted message sent');
     expect(final.filter((row) => row.status !== 'delivered')).toEqual([]);
     expect(final.map((row) => row.id).sort()).toEqual([...accepted].sort());

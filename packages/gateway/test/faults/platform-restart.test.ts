@@ -162,7 +162,7 @@ describe.each(STORE_KINDS)('the platform killed and restarted mid-dispatch (%s)'
 
     const db = target.runtime.store.db;
     const statusCounts = async () => {
-      const rows = await db.selectFrom('messages').select('status').where('id', 'in', ids).execute();
+      const rows = await db.selectFrom('message_states').select('status').where('id', 'in', ids).execute();
       const counts: Record<string, number> = {};
       for (const row of rows) counts[row.status] = (counts[row.status] ?? 0) + 1;
       return counts;
@@ -213,7 +213,7 @@ describe.each(STORE_KINDS)('the platform killed and restarted mid-dispatch (%s)'
     expect(await metric('tms_dispatch_outcomes_total{outcome="unconfirmed"}')).toBeGreaterThanOrEqual(SENDS_IN_FLIGHT);
     // Each message's provider id is the platform's id of that one send.
     const providerIds = new Map(
-      (await db.selectFrom('messages').select(['id', 'provider_msg_id']).where('id', 'in', ids).execute()).map((row) => [row.id, row.provider_msg_id]),
+      (await db.selectFrom('message_states').select(['id', 'provider_msg_id']).where('id', 'in', ids).execute()).map((row) => [row.id, row.provider_msg_id]),
     );
     const platformIds = new Map(known.map((message) => [message.tracking_id, message.msg_id]));
     expect(ids.filter((id) => providerIds.get(id) !== platformIds.get(id))).toEqual([]);

@@ -42,10 +42,18 @@ describe.each(STORE_KINDS)('personal data and retention (%s)', (kind) => {
       failed_at: status === 'failed' ? at : null,
       lease_expires_at: status === 'sending' ? at + 60_000 : null,
     };
-    await db().updateTable('messages').set({ status, ...times, updated_at: at }).where('id', '=', id).execute();
+    await db().updateTable('message_states').set({ status, ...times, updated_at: at }).where('id', '=', id).execute();
   }
 
-  const row = (id: string): Promise<MessageRow> => db().selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  /** The whole message as stored: its row of messages with its state. */
+  const row = (id: string): Promise<MessageRow> =>
+    db()
+      .selectFrom('messages as m')
+      .innerJoin('message_states as s', 's.id', 'm.id')
+      .selectAll('m')
+      .select(['s.status', 's.due_at', 's.attempts', 's.lease_expires_at', 's.unconfirmed_since', 's.provider_msg_id', 's.sent_at', 's.status_checked_at', 's.delivered_at', 's.failed_at', 's.error_code', 's.error_message', 's.error_reason', 's.updated_at'])
+      .where('m.id', '=', id)
+      .executeTakeFirstOrThrow();
   const read = (ws: SeededWorkspace, id: string) => gateway.request('GET', `/api/v1/messages/${id}`, { key: ws.apiKey });
   const runRetentionSweep = async () => {
     const task = maintenanceTasks(gateway.runtime).find((candidate) => candidate.name === 'erase_personal_data');
@@ -111,7 +119,7 @@ describe.each(STORE_KINDS)('personal data and retention (%s)', (kind) => {
       const response = await keeping.request('POST', '/api/v1/messages/send', { key: ws.apiKey, body: { template_id: ws.templateId, phone: '0912000111', template_data: VALID_DATA } });
       expectStatus(response, 202);
       const id = response.body.msg_id as string;
-      await keeping.runtime.store.db.updateTable('messages').set({ status: 'delivered', sent_at: START, delivered_at: START }).where('id', '=', id).execute();
+      await keeping.runtime.store.db.updateTable('message_states').set({ status: 'delivered', sent_at: START, delivered_at: START }).where('id', '=', id).execute();
       clock = START + 3650 * DAY_MS;
       await maintenanceTasks(keeping.runtime).find((task) => task.name === 'erase_personal_data')!.run(() => undefined, new AbortController().signal);
       expect((await keeping.runtime.store.db.selectFrom('messages').select('phone').where('id', '=', id).executeTakeFirstOrThrow()).phone).toBe('84912000111');

@@ -71,7 +71,7 @@ it('tms start exits 78 naming PORT when the port is taken, and claims and sends 
   expect(refused.stdout).not.toContain(STARTED);
 
   store = openStore(parseConfig(env).database);
-  const untouched = await store.db.selectFrom('messages').select(['status', 'attempts']).where('id', '=', messageId).executeTakeFirstOrThrow();
+  const untouched = await store.db.selectFrom('message_states').select(['status', 'attempts']).where('id', '=', messageId).executeTakeFirstOrThrow();
   expect(untouched).toEqual({ status: 'queued', attempts: 0 });
   expect(simulator.control.messages()).toEqual([]);
 

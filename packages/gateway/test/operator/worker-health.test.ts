@@ -96,7 +96,7 @@ describe.each(STORE_KINDS)('tms worker health endpoints (%s)', (kind) => {
     try {
       // Blocks every claim; reads (and the readiness SELECT 1) still work.
       await blocker.query('BEGIN');
-      await blocker.query('LOCK TABLE messages IN EXCLUSIVE MODE');
+      await blocker.query('LOCK TABLE messages, message_states IN EXCLUSIVE MODE');
       const stalled = await waitFor(() => readiness(url), (response) => response.status !== 200, 'readiness to fail', 20_000);
       expect(stalled.status).toBe(503);
       expect(stalled.body.error).toMatchObject({ type: 'service_unavailable', message: expect.stringContaining('worker loop stalled: dispatch_claims') });

@@ -129,7 +129,7 @@ describe.each(STORE_KINDS)('sender accounts are isolated from each other (%s)', 
   }
 
   async function statuses(target: TestGateway, ids: string[]): Promise<Record<string, number>> {
-    const rows = await target.runtime.store.db.selectFrom('messages').select(['status']).where('id', 'in', ids).execute();
+    const rows = await target.runtime.store.db.selectFrom('message_states').select(['status']).where('id', 'in', ids).execute();
     const counts: Record<string, number> = {};
     for (const row of rows) counts[row.status] = (counts[row.status] ?? 0) + 1;
     return counts;
@@ -199,7 +199,7 @@ describe.each(STORE_KINDS)('sender accounts are isolated from each other (%s)', 
     // The app secret can never work: the account needs the operator, its messages fail and are refunded.
     const badSecretCounts = await waitFor(() => statuses(target, badSecretIds), (counts) => counts.failed === 60, 'the bad secret account failed');
     expect(badSecretCounts).toEqual({ failed: 60 });
-    const failed = await db.selectFrom('messages').select(['error_code']).distinct().where('id', 'in', badSecretIds).execute();
+    const failed = await db.selectFrom('message_states').select(['error_code']).distinct().where('id', 'in', badSecretIds).execute();
     expect(failed).toEqual([{ error_code: -9004 }]);
     expect(await balance(target, badSecretWorkspace)).toBe(TOP_UP);
     expect(await balance(target, healthyWorkspace)).toBe(TOP_UP - 60 * PRICE);
@@ -242,7 +242,7 @@ describe.each(STORE_KINDS)('sender accounts are isolated from each other (%s)', 
     await waitFor(() => statuses(target, flowingIds), (counts) => counts.delivered === 40, 'the other account delivered');
 
     // All that while, the stuck account's messages were waiting, never given up on or retried.
-    const waiting = await db.selectFrom('messages').select(['status', 'attempts']).where('id', 'in', stuckIds).execute();
+    const waiting = await db.selectFrom('message_states').select(['status', 'attempts']).where('id', 'in', stuckIds).execute();
     expect(waiting.filter((row) => !(row.status === 'sending' || (row.status === 'queued' && row.attempts === 0)))).toEqual([]);
     expect(simulator!.control.received({ oa_id: stuck!.oaId })).toHaveLength(0);
 

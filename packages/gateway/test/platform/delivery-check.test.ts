@@ -57,7 +57,7 @@ describe.each(STORE_KINDS)('delivery check through the platform status endpoint 
   it('leaves a message the platform has not delivered sent, and notes that it asked', async () => {
     const id = await stack.send({ phone: '0912345999' });
     const checked = await waitFor(
-      () => stack.gateway.runtime.store.db.selectFrom('messages').select(['status', 'status_checked_at']).where('id', '=', id).executeTakeFirstOrThrow(),
+      () => stack.gateway.runtime.store.db.selectFrom('message_states').select(['status', 'status_checked_at']).where('id', '=', id).executeTakeFirstOrThrow(),
       (row) => row.status_checked_at !== null,
       'the delivery check to ask about the message',
     );
@@ -69,7 +69,7 @@ describe.each(STORE_KINDS)('delivery check through the platform status endpoint 
   it('stops between lookups: those in flight finish and are noted, the rest are left for the next run', async () => {
     const count = 40;
     const ids = await Promise.all(Array.from({ length: count }, (_, index) => stack.send({ phone: `0913${String(index).padStart(3, '0')}999` })));
-    const rowsOf = () => stack.gateway.runtime.store.db.selectFrom('messages').select(['status', 'status_checked_at']).where('id', 'in', ids).execute();
+    const rowsOf = () => stack.gateway.runtime.store.db.selectFrom('message_states').select(['status', 'status_checked_at']).where('id', 'in', ids).execute();
     await waitFor(rowsOf, (rows) => rows.every((row) => row.status === 'sent'), 'every message sent');
     // A slow status endpoint: one run over these messages takes many rounds of lookups.
     stack.simulator.control.setFaults({ latency_ms: 1000, scope: 'business' });

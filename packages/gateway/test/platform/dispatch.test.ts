@@ -183,13 +183,13 @@ describe.each(STORE_KINDS)('dispatch to the platform (%s)', (kind) => {
     const id = await send({ phone: '0912345617', send_at: new Date(Date.now() + 60_000).toISOString() });
     // Test setup: the row as a worker leaves it when it dies mid-round (claimed, lease run out).
     await gateway.runtime.store.db
-      .updateTable('messages')
+      .updateTable('message_states')
       .set({ status: 'sending', attempts: 1, lease_expires_at: Date.now() - 1, due_at: Date.now() - 1 })
       .where('id', '=', id)
       .execute();
     // First it waits unconfirmed for a delivery event (the platform may have taken the send).
     await waitFor(
-      () => gateway.runtime.store.db.selectFrom('messages').select(['status', 'unconfirmed_since']).where('id', '=', id).executeTakeFirstOrThrow(),
+      () => gateway.runtime.store.db.selectFrom('message_states').select(['status', 'unconfirmed_since']).where('id', '=', id).executeTakeFirstOrThrow(),
       (row) => row.unconfirmed_since !== null,
       'the reconciler to mark the send unconfirmed',
     );

@@ -98,7 +98,7 @@ describe.each(STORE_KINDS)('POST /platform/zns/events (%s)', (kind) => {
   async function markSent(msgId: string, providerMsgId: string | null, status: 'sent' | 'sending' | 'failed' = 'sent'): Promise<void> {
     const now = Date.now();
     const result = await db()
-      .updateTable('messages')
+      .updateTable('message_states')
       .set({ status, provider_msg_id: providerMsgId, sent_at: status === 'sent' ? now : null, failed_at: status === 'failed' ? now : null })
       .where('id', '=', msgId)
       .executeTakeFirst();

@@ -119,7 +119,7 @@ describe.each(STORE_KINDS)('a platform frozen mid-dispatch (%s)', (kind) => {
     sim.child.kill('SIGCONT');
 
     const db = target.runtime.store.db;
-    const delivered = async () => (await db.selectFrom('messages').select('id').where('id', 'in', ids).where('status', '=', 'delivered').execute()).length;
+    const delivered = async () => (await db.selectFrom('message_states').select('id').where('id', 'in', ids).where('status', '=', 'delivered').execute()).length;
     await waitFor(delivered, (count) => count === MESSAGES, 'every message delivered');
 
     // Each message was taken by the platform exactly once.

@@ -65,7 +65,7 @@ describe.each(STORE_KINDS)('readiness and worker loops (%s)', (kind) => {
     await blocker.connect();
     try {
       await blocker.query('BEGIN');
-      await blocker.query('LOCK TABLE messages IN EXCLUSIVE MODE');
+      await blocker.query('LOCK TABLE messages, message_states IN EXCLUSIVE MODE');
       const stalled = await waitFor(() => target.request('GET', '/readyz'), (response) => response.status !== 200, 'readiness to fail');
       expect(stalled.status).toBe(503);
       expect(stalled.body.error).toMatchObject({ type: 'service_unavailable', message: expect.stringContaining('dispatch_claims') });
@@ -214,7 +214,7 @@ describe.each(STORE_KINDS)('readiness and metrics of `tms start` with its worker
     await blocker.connect();
     try {
       await blocker.query('BEGIN');
-      await blocker.query('LOCK TABLE messages IN EXCLUSIVE MODE');
+      await blocker.query('LOCK TABLE messages, message_states IN EXCLUSIVE MODE');
       const stalled = await waitFor(() => httpRequest(url, 'GET', '/readyz'), (response) => response.status !== 200, 'readiness to fail');
       expect(stalled.status).toBe(503);
       expect(stalled.body.error).toMatchObject({ type: 'service_unavailable', message: expect.stringContaining('dispatch_claims') });

@@ -55,7 +55,7 @@ describe.each(STORE_KINDS)('dispatch queue reconciliation (%s)', (kind) => {
   };
 
   const statusOf = async (id: string) =>
-    store().db.selectFrom('messages').select(['status', 'unconfirmed_since']).where('id', '=', id).executeTakeFirstOrThrow();
+    store().db.selectFrom('message_states').select(['status', 'unconfirmed_since']).where('id', '=', id).executeTakeFirstOrThrow();
 
   it('waits the grace period again for a message re-claimed after an earlier unconfirmed claim', async () => {
     const [id] = await accept(1);
@@ -85,7 +85,7 @@ describe.each(STORE_KINDS)('dispatch queue reconciliation (%s)', (kind) => {
     // Its claim's own lease has passed, but the wait for a trace has not: nothing happens.
     expect(await reconcileOne(id!, start + LEASE_MS + 1)).toEqual({ unconfirmed: [], requeued: [], failed: [] });
     expect(await reconcileOne(id!, start + 11 + GRACE_MS)).toEqual({ unconfirmed: [], requeued: [id], failed: [] });
-    const row = await store().db.selectFrom('messages').select(['status', 'attempts']).where('id', '=', id!).executeTakeFirstOrThrow();
+    const row = await store().db.selectFrom('message_states').select(['status', 'attempts']).where('id', '=', id!).executeTakeFirstOrThrow();
     expect(row).toEqual({ status: 'queued', attempts: 1 });
   });
 
@@ -95,12 +95,12 @@ describe.each(STORE_KINDS)('dispatch queue reconciliation (%s)', (kind) => {
     const [id] = await accept(1);
     expect(await balanceOf()).toBeLessThan(before);
     const start = Date.now() + 4 * HOUR_MS;
-    await store().db.updateTable('messages').set({ attempts: MAX_ATTEMPTS - 1 }).where('id', '=', id!).execute();
+    await store().db.updateTable('message_states').set({ attempts: MAX_ATTEMPTS - 1 }).where('id', '=', id!).execute();
     const [claimed] = await claim([id!], start);
     expect(claimed!.attempts).toBe(MAX_ATTEMPTS);
     await recordDispatchOutcomes(store(), [{ kind: 'unconfirmed', message: claimed!, waitUntil: start + 10 + GRACE_MS }], start + 10);
     expect(await reconcileOne(id!, start + 11 + GRACE_MS)).toEqual({ unconfirmed: [], requeued: [], failed: [id] });
-    const row = await store().db.selectFrom('messages').select(['status', 'error_code']).where('id', '=', id!).executeTakeFirstOrThrow();
+    const row = await store().db.selectFrom('message_states').select(['status', 'error_code']).where('id', '=', id!).executeTakeFirstOrThrow();
     expect(row).toEqual({ status: 'failed', error_code: EXHAUSTED.code });
     expect(await balanceOf()).toBe(before);
   });
@@ -111,7 +111,7 @@ describe.each(STORE_KINDS)('dispatch queue reconciliation (%s)', (kind) => {
     const [claimed] = await claim([id!], start);
     expect(claimed!.attempts).toBe(1);
     await recordDispatchOutcomes(store(), [{ kind: 'released', message: claimed!, dueAt: start + 1234 }], start + 1);
-    const row = await store().db.selectFrom('messages').select(['status', 'attempts', 'due_at', 'lease_expires_at']).where('id', '=', id!).executeTakeFirstOrThrow();
+    const row = await store().db.selectFrom('message_states').select(['status', 'attempts', 'due_at', 'lease_expires_at']).where('id', '=', id!).executeTakeFirstOrThrow();
     expect(row).toEqual({ status: 'queued', attempts: 0, due_at: start + 1234, lease_expires_at: null });
   });
 
@@ -124,7 +124,7 @@ describe.each(STORE_KINDS)('dispatch queue reconciliation (%s)', (kind) => {
       claimed.map((message, index) => ({ kind: 'sent', message, providerMsgId: `p${index}`, sentAt: now + 1 })),
       now + 2,
     );
-    const sent = await store().db.selectFrom('messages').select(['id', 'provider_msg_id']).where('status', '=', 'sent').execute();
+    const sent = await store().db.selectFrom('message_states').select(['id', 'provider_msg_id']).where('status', '=', 'sent').execute();
     expect(sent).toHaveLength(5000);
     expect(new Set(sent.map((row) => row.id))).toEqual(new Set(ids));
   });

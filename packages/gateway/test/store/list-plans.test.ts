@@ -22,6 +22,7 @@ import { migrate } from '../../src/store/migrate.ts';
 import { findMessageQuery, listMessagesQuery, type MessageFilter, type MessagePageWindow } from '../../src/store/messages.ts';
 import { eventMessagesByIdQuery, sentMessagesByProviderIdQuery } from '../../src/store/platform-events.ts';
 import type { Database, MessageRow, MessageStatus } from '../../src/store/schema.ts';
+import { insertMessages } from '../message-rows.ts';
 import { STORE_KINDS, createTestDatabase, gatewayEnvironment, type TestDatabase } from '../harness.ts';
 
 /** One read of the list (or by id) and the columns its index must be searched by. */
@@ -80,7 +81,7 @@ async function fillMessages(db: Kysely<Database>): Promise<void> {
         updated_at: createdAt,
       };
     });
-    for (let start = 0; start < rows.length; start += 250) await db.insertInto('messages').values(rows.slice(start, start + 250)).execute();
+    await insertMessages(db, rows);
   }
 }
 
@@ -126,11 +127,11 @@ const READS: PlannedRead[] = [
   },
 ];
 
-/** How one statement reads the messages table: each search with its condition, and whether it sorts all it read. */
+/** How one statement reads a message's two tables: each search with its condition, and whether it sorts all it read. */
 interface PlanReading {
-  /** Index searches on messages: the index and the columns its condition names. */
+  /** Index searches on messages and message_states: the index and the columns its condition names. */
   searches: { index: string; columns: string[] }[];
-  /** Reads of messages that no index condition narrows (full scans of the table or of an index). */
+  /** Reads of either table that no index condition narrows (full scans of the table or of an index). */
   fullScans: string[];
   /** A sort of everything read (not just of rows sharing created_at). */
   sortsAll: boolean;
@@ -138,6 +139,7 @@ interface PlanReading {
   text: string;
 }
 
+const MESSAGE_TABLES = '(?:messages|message_states|m|s)';
 const COLUMNS = ['workspace_id', 'id', 'status', 'tracking_id', 'phone', 'template_id', 'oa_id', 'created_at', 'provider_msg_id'];
 const columnsIn = (condition: string) => COLUMNS.filter((column) => new RegExp(`\\b${column}\\b`).test(condition));
 
@@ -146,11 +148,12 @@ async function explainSqlite(db: Kysely<Database>, query: CompiledQuery): Promis
   const details = result.rows.map((row) => row.detail);
   const reading: PlanReading = { searches: [], fullScans: [], sortsAll: false, text: details.join('\n') };
   for (const detail of details) {
-    // SEARCH messages USING INDEX messages_by_workspace_status (workspace_id=? AND status=?)
-    const search = /^SEARCH messages USING (?:COVERING )?INDEX (\S+) \((.*)\)$/.exec(detail);
+    // SEARCH s USING INDEX message_states_by_workspace_status (workspace_id=? AND status=?), the
+    // table named by its alias in the statement (m: messages, s: message_states) or by its name.
+    const search = new RegExp(`^SEARCH ${MESSAGE_TABLES} USING (?:COVERING )?INDEX (\\S+) \\((.*)\\)$`).exec(detail);
     if (search) reading.searches.push({ index: search[1]!, columns: columnsIn(search[2]!) });
-    else if (/^SEARCH messages USING INTEGER PRIMARY KEY/.test(detail)) reading.searches.push({ index: 'rowid', columns: [] });
-    else if (/^SCAN messages\b/.test(detail)) reading.fullScans.push(detail);
+    else if (new RegExp(`^SEARCH ${MESSAGE_TABLES} USING INTEGER PRIMARY KEY`).test(detail)) reading.searches.push({ index: 'rowid', columns: [] });
+    else if (new RegExp(`^SCAN ${MESSAGE_TABLES}\\b`).test(detail)) reading.fullScans.push(detail);
     if (detail === 'USE TEMP B-TREE FOR ORDER BY') reading.sortsAll = true;
   }
   return reading;
@@ -169,12 +172,13 @@ async function explainPostgres(db: Kysely<Database>, query: CompiledQuery): Prom
   const root = result.rows[0]!['QUERY PLAN'][0].Plan;
   const reading: PlanReading = { searches: [], fullScans: [], sortsAll: false, text: JSON.stringify(root, null, 1) };
   const messagesIndexes = new Set<string>();
-  const indexes = await sql<{ indexname: string }>`SELECT indexname FROM pg_indexes WHERE tablename = 'messages'`.execute(db);
+  const indexes = await sql<{ indexname: string }>`SELECT indexname FROM pg_indexes WHERE tablename IN ('messages', 'message_states')`.execute(db);
   for (const row of indexes.rows) messagesIndexes.add(row.indexname);
   const visit = (node: PostgresPlanNode) => {
     const type = node['Node Type'];
-    const onMessages = node['Relation Name'] === 'messages' || (node['Index Name'] !== undefined && messagesIndexes.has(node['Index Name']));
-    if (onMessages && type === 'Seq Scan') reading.fullScans.push('Seq Scan on messages');
+    const relation = node['Relation Name'];
+    const onMessages = relation === 'messages' || relation === 'message_states' || (node['Index Name'] !== undefined && messagesIndexes.has(node['Index Name']));
+    if (onMessages && type === 'Seq Scan') reading.fullScans.push(`Seq Scan on ${relation}`);
     if (onMessages && (type === 'Index Scan' || type === 'Index Only Scan' || type === 'Bitmap Index Scan')) {
       const condition = node['Index Cond'];
       if (condition === undefined) reading.fullScans.push(`${type} using ${node['Index Name']} without a condition`);
@@ -209,9 +213,9 @@ async function explain(store: Store, read: PlannedRead, prepare?: (db: Kysely<Da
 /** What is wrong with how a read reaches its rows; empty when an index serves it. */
 function planProblems(read: PlannedRead, reading: PlanReading): string[] {
   const problems: string[] = [];
-  for (const scan of reading.fullScans) problems.push(`reads messages without an index condition: ${scan}`);
+  for (const scan of reading.fullScans) problems.push(`reads a message table without an index condition: ${scan}`);
   const served = reading.searches.some((search) => read.searchedBy.every((column) => search.columns.includes(column)));
-  if (!served) problems.push(`no index search on messages by ${read.searchedBy.join(', ')} (searches: ${JSON.stringify(reading.searches)})`);
+  if (!served) problems.push(`no index search on a message table by ${read.searchedBy.join(', ')} (searches: ${JSON.stringify(reading.searches)})`);
   if (read.ordered && reading.sortsAll) problems.push('sorts every row it reads instead of reading them in order from the index');
   return problems;
 }
@@ -251,9 +255,9 @@ describe.each(STORE_KINDS)('message list query plans (%s)', (kind) => {
     const withoutIndex = (index: string) => async (db: Kysely<Database>) => {
       await sql`DROP INDEX ${sql.id(index)}`.execute(db);
     };
-    const statusProblems = await problemsOf(store, status, withoutIndex('messages_by_workspace_status'));
+    const statusProblems = await problemsOf(store, status, withoutIndex('message_states_by_workspace_status'));
     expect(statusProblems.length).toBeGreaterThan(0);
-    expect(statusProblems.join('\n')).toMatch(kind === 'sqlite' ? /no such index: messages_by_workspace_status/ : /no index search on messages by workspace_id, status/);
+    expect(statusProblems.join('\n')).toMatch(kind === 'sqlite' ? /no such index: message_states_by_workspace_status/ : /no index search on a message table by workspace_id, status/);
     const newestProblems = await problemsOf(store, newest, withoutIndex('messages_by_workspace_time'));
     expect(newestProblems).toContain('sorts every row it reads instead of reading them in order from the index');
     // The index is back after the rolled-back transaction.

@@ -47,7 +47,7 @@ describe.each(STORE_KINDS)('delivery events applied in groups (%s)', (kind) => {
     const response = await gateway.request('POST', '/api/v1/messages/send', { key: hookKey.key, body: { template_id: ws.templateId, phone: '0912345678', template_data: VALID_DATA } });
     const id = expectOk(response, 'send').body.msg_id as string;
     const providerId = randomBytes(10).toString('hex');
-    await db().updateTable('messages').set({ status: 'sent', provider_msg_id: providerId, sent_at: Date.now() }).where('id', '=', id).execute();
+    await db().updateTable('message_states').set({ status: 'sent', provider_msg_id: providerId, sent_at: Date.now() }).where('id', '=', id).execute();
     return { id, providerId };
   }
 
@@ -90,7 +90,7 @@ describe.each(STORE_KINDS)('delivery events applied in groups (%s)', (kind) => {
     const a = await sentMessage();
     const b = await sentMessage();
     const failed = await sentMessage();
-    await db().updateTable('messages').set({ status: 'failed', failed_at: Date.now() }).where('id', '=', failed.id).execute();
+    await db().updateTable('message_states').set({ status: 'failed', failed_at: Date.now() }).where('id', '=', failed.id).execute();
     // Named as a platform event names them: our msg_id as tracking_id, or only the platform's msg_id.
     const byProviderId = await sentMessage();
     const otherWorkspaces = await sentMessage();
@@ -116,7 +116,7 @@ describe.each(STORE_KINDS)('delivery events applied in groups (%s)', (kind) => {
     const rows = await outbox(touched);
     expect(rows.map((row) => row.message_id).sort()).toEqual([a.id, b.id, byProviderId.id].sort());
     expect(JSON.parse(rows.find((row) => row.message_id === a.id)!.body).delivered_at).toBe('2025-12-31T17:00:01.000Z');
-    const statusOf = async (id: string) => (await db().selectFrom('messages').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
+    const statusOf = async (id: string) => (await db().selectFrom('message_states').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
     expect(await statusOf(otherWorkspaces.id)).toBe('sent');
     // Applied again (the platform's retry of the whole group): nothing new. The event naming only
     // the platform's msg_id finds no sent message with it any more, as when it came alone.

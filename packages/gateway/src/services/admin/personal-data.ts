@@ -62,7 +62,7 @@ export async function purgeWorkspacePersonalData({ ctx, input }: VerbCall<Operat
   const result: PersonalDataPurge = { workspaceId: input.workspaceId, erased: 0, inFlight: 0, reportsDeleted: 0, onePhone: scope.phone !== undefined, before: scope.createdBefore ?? null };
   let after: PurgeCursor | null = null;
   do {
-    const window = await erasePersonalDataWindow(ctx.store, scope, { after, limit: PURGE_WINDOW, now: ctx.clock() });
+    const window = await erasePersonalDataWindow(ctx.store, scope, { after, limit: PURGE_WINDOW });
     result.erased += window.erased;
     result.inFlight += window.inFlight;
     result.reportsDeleted += await deleteFinishedReportsOf(ctx.store, window.erasedIds);
