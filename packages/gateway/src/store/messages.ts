@@ -53,28 +53,38 @@ export interface MessagePageWindow {
 /**
  * One page of a workspace's messages, newest first, as listMessages runs it (the query-plan test
  * explains this very statement); one row more than the page, so the caller can tell whether more exist.
- * The workspace, the times and the order are read from the table whose index serves the filter
- * (message_states for a status alone), so that index yields the page in order; both tables hold
- * the same workspace and created_at for a message.
+ * The page's ids are found first, in the table whose index serves the filter (message_states for a
+ * status, which also holds each message's sender account), reading the workspace, the times and
+ * the order from that table: both tables hold the same workspace, sender account and created_at
+ * for a message. The other table is joined there only when a filter needs it; the whole messages
+ * are read for the page alone, so an offset skips entries of one index and nothing else.
  */
 export function listMessagesQuery(dialect: Dialect, workspaceId: string, filter: MessageFilter, page: MessagePageWindow): RawBuilder<MessageRow> {
   const chosen = SQLITE_INDEX_BY_FILTER.find(([name]) => filter[name] !== undefined);
-  const driving = sql.raw(chosen?.[2] ?? 'm');
-  const conditions = [sql`${driving}.workspace_id = ${workspaceId}`];
+  const driving = chosen?.[2] ?? 'm';
+  const d = sql.raw(driving);
+  const conditions = [sql`${d}.workspace_id = ${workspaceId}`];
   if (filter.trackingId !== undefined) conditions.push(sql`m.tracking_id = ${filter.trackingId}`);
   if (filter.phone !== undefined) conditions.push(sql`m.phone = ${filter.phone}`);
   if (filter.status !== undefined) conditions.push(sql`s.status = ${filter.status}`);
   if (filter.templateId !== undefined) conditions.push(sql`m.template_id = ${filter.templateId}`);
-  if (filter.oaId !== undefined) conditions.push(sql`m.oa_id = ${filter.oaId}`);
-  if (filter.from !== undefined) conditions.push(sql`${driving}.created_at >= ${filter.from}`);
-  if (filter.to !== undefined) conditions.push(sql`${driving}.created_at <= ${filter.to}`);
-  const index = dialect === 'sqlite' ? chosen?.[1] : undefined;
-  const messages = index === undefined || chosen?.[2] !== 'm' ? sql`messages m` : sql`messages m INDEXED BY ${sql.id(index)}`;
-  const states = index === undefined || chosen?.[2] !== 's' ? sql`message_states s` : sql`message_states s INDEXED BY ${sql.id(index)}`;
-  const tables = chosen?.[2] === 's' ? sql`${states} JOIN ${messages} ON m.id = s.id` : sql`${messages} JOIN ${states} ON s.id = m.id`;
+  if (filter.oaId !== undefined) conditions.push(sql`${d}.oa_id = ${filter.oaId}`);
+  if (filter.from !== undefined) conditions.push(sql`${d}.created_at >= ${filter.from}`);
+  if (filter.to !== undefined) conditions.push(sql`${d}.created_at <= ${filter.to}`);
+  const index = dialect === 'sqlite' && chosen !== undefined ? sql` INDEXED BY ${sql.id(chosen[1])}` : sql``;
+  // A status beside a filter that messages serves, or a filter of messages beside a status.
+  const joined = driving === 'm' ? filter.status !== undefined : filter.trackingId !== undefined || filter.phone !== undefined || filter.templateId !== undefined;
+  const tables =
+    driving === 's'
+      ? sql`message_states s${index}${joined ? sql` JOIN messages m ON m.id = s.id` : sql``}`
+      : sql`messages m${index}${joined ? sql` JOIN message_states s ON s.id = m.id` : sql``}`;
   return sql<MessageRow>`
-    SELECT ${MESSAGE_RECORD_COLUMNS} FROM ${tables} WHERE ${sql.join(conditions, sql` AND `)}
-    ORDER BY ${driving}.created_at DESC, ${driving}.id DESC LIMIT ${page.limit + 1} OFFSET ${page.offset}`;
+    SELECT ${MESSAGE_RECORD_COLUMNS} FROM (
+      SELECT ${d}.id, ${d}.created_at FROM ${tables} WHERE ${sql.join(conditions, sql` AND `)}
+      ORDER BY ${d}.created_at DESC, ${d}.id DESC LIMIT ${page.limit + 1} OFFSET ${page.offset}
+    ) AS page
+    JOIN messages m ON m.id = page.id JOIN message_states s ON s.id = page.id
+    ORDER BY page.created_at DESC, page.id DESC`;
 }
 
 /** Newest first; asks for one row more than the page so the caller can tell whether more exist. */
