@@ -79,10 +79,13 @@ const CLAIMED_MESSAGES: ClaimedRows<DispatchOutcome> = {
   stillHeld: sql`message_states.status = 'sending' AND (message_states.lease_expires_at = x.claimed_lease OR message_states.unconfirmed_since IS NOT NULL)`,
 };
 
-/** The outcomes written (their claim still stood), by the ids the writes returned. */
+/**
+ * The outcomes written (their claim still stood): one per id the write returned, so a message
+ * named twice in one round (an outcome held past its claim, then a later claim's) is refunded once.
+ */
 function writtenOutcomes<Outcome extends DispatchOutcome>(outcomes: readonly Outcome[], written: readonly { id: string }[]): Outcome[] {
-  const ids = new Set(written.map((row) => row.id));
-  return outcomes.filter((outcome) => ids.has(outcome.message.id));
+  const byId = new Map(outcomes.map((outcome) => [outcome.message.id, outcome]));
+  return written.map((row) => byId.get(row.id)!);
 }
 
 /** The RSA ciphertext is kept only until the platform has the send, or never will. */

@@ -56,32 +56,33 @@ export interface MessagePageWindow {
  * The page's ids are found first, in the table whose index serves the filter (message_states for a
  * status, which also holds each message's sender account), reading the workspace, the times and
  * the order from that table: both tables hold the same workspace, sender account and created_at
- * for a message. The other table is joined there only when a filter needs it; the whole messages
- * are read for the page alone, so an offset skips entries of one index and nothing else.
+ * for a message. The states are joined there only when a status is given beside a filter of
+ * messages; the whole messages are read for the page alone, so an offset skips entries of one
+ * index and nothing else.
  */
 export function listMessagesQuery(dialect: Dialect, workspaceId: string, filter: MessageFilter, page: MessagePageWindow): RawBuilder<MessageRow> {
   const chosen = SQLITE_INDEX_BY_FILTER.find(([name]) => filter[name] !== undefined);
   const driving = chosen?.[2] ?? 'm';
-  const d = sql.raw(driving);
-  const conditions = [sql`${d}.workspace_id = ${workspaceId}`];
+  const drivingTable = sql.raw(driving);
+  const conditions = [sql`${drivingTable}.workspace_id = ${workspaceId}`];
   if (filter.trackingId !== undefined) conditions.push(sql`m.tracking_id = ${filter.trackingId}`);
   if (filter.phone !== undefined) conditions.push(sql`m.phone = ${filter.phone}`);
   if (filter.status !== undefined) conditions.push(sql`s.status = ${filter.status}`);
   if (filter.templateId !== undefined) conditions.push(sql`m.template_id = ${filter.templateId}`);
-  if (filter.oaId !== undefined) conditions.push(sql`${d}.oa_id = ${filter.oaId}`);
-  if (filter.from !== undefined) conditions.push(sql`${d}.created_at >= ${filter.from}`);
-  if (filter.to !== undefined) conditions.push(sql`${d}.created_at <= ${filter.to}`);
+  if (filter.oaId !== undefined) conditions.push(sql`${drivingTable}.oa_id = ${filter.oaId}`);
+  if (filter.from !== undefined) conditions.push(sql`${drivingTable}.created_at >= ${filter.from}`);
+  if (filter.to !== undefined) conditions.push(sql`${drivingTable}.created_at <= ${filter.to}`);
   const index = dialect === 'sqlite' && chosen !== undefined ? sql` INDEXED BY ${sql.id(chosen[1])}` : sql``;
-  // A status beside a filter that messages serves, or a filter of messages beside a status.
-  const joined = driving === 'm' ? filter.status !== undefined : filter.trackingId !== undefined || filter.phone !== undefined || filter.templateId !== undefined;
+  // message_states drives only when no filter of messages is given (the order of the list above);
+  // messages drives and needs the states for a status beside its own filter.
   const tables =
     driving === 's'
-      ? sql`message_states s${index}${joined ? sql` JOIN messages m ON m.id = s.id` : sql``}`
-      : sql`messages m${index}${joined ? sql` JOIN message_states s ON s.id = m.id` : sql``}`;
+      ? sql`message_states s${index}`
+      : sql`messages m${index}${filter.status !== undefined ? sql` JOIN message_states s ON s.id = m.id` : sql``}`;
   return sql<MessageRow>`
     SELECT ${MESSAGE_RECORD_COLUMNS} FROM (
-      SELECT ${d}.id, ${d}.created_at FROM ${tables} WHERE ${sql.join(conditions, sql` AND `)}
-      ORDER BY ${d}.created_at DESC, ${d}.id DESC LIMIT ${page.limit + 1} OFFSET ${page.offset}
+      SELECT ${drivingTable}.id, ${drivingTable}.created_at FROM ${tables} WHERE ${sql.join(conditions, sql` AND `)}
+      ORDER BY ${drivingTable}.created_at DESC, ${drivingTable}.id DESC LIMIT ${page.limit + 1} OFFSET ${page.offset}
     ) AS page
     JOIN messages m ON m.id = page.id JOIN message_states s ON s.id = page.id
     ORDER BY page.created_at DESC, page.id DESC`;

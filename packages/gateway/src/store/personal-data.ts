@@ -32,7 +32,7 @@ const FINISHED_AT = sql`COALESCE(s.delivered_at, s.failed_at, s.sent_at, s.updat
  */
 export function expiredPersonalDataQuery(dialect: Dialect, input: { finishedBefore: number; limit: number }): RawBuilder<{ id: string }> {
   const table = dialect === 'sqlite' ? sql`messages m INDEXED BY messages_holding_personal_data` : sql`messages m`;
-  // Messages a dispatcher or a delivery event holds right now are left for the next round.
+  // Messages another sweep or a purge holds right now are left for the next round.
   const lock = dialect === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
   return sql<{ id: string }>`
     SELECT m.id FROM ${table}

@@ -105,6 +105,22 @@ describe.each(STORE_KINDS)('dispatch queue reconciliation (%s)', (kind) => {
     expect(await balanceOf()).toBe(before);
   });
 
+  it('refunds a failure once when one round holds two outcomes of the same message (a late one and a new claim\'s)', async () => {
+    const balanceOf = async () => (await gateway.admin('GET', `/workspaces/${ws.workspaceId}/wallet`)).body.balance as number;
+    const before = await balanceOf();
+    const [id] = await accept(1);
+    const start = Date.now() + 7 * HOUR_MS;
+    const [first] = await claim([id!], start);
+    // Its outcome waits unwritten past the lease and the grace period: the message is queued and claimed again.
+    await reconcile(start + LEASE_MS + 1);
+    await reconcile(start + LEASE_MS + GRACE_MS + 2);
+    const [second] = await claim([id!], start + LEASE_MS + GRACE_MS + 3);
+    const failure = { kind: 'failed', code: -124, errorMessage: 'Phone number is invalid', reason: 'invalid_phone' } as const;
+    await recordDispatchOutcomes(store(), [{ ...failure, message: first! }, { ...failure, message: second! }], start + LEASE_MS + GRACE_MS + 4);
+    expect(await statusOf(id!)).toMatchObject({ status: 'failed' });
+    expect(await balanceOf()).toBe(before);
+  });
+
   it('gives a released claim its attempt back and queues it at the given time', async () => {
     const [id] = await accept(1);
     const start = Date.now() + 5 * HOUR_MS;
