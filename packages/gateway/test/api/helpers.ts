@@ -146,3 +146,11 @@ export async function setMessageStatus(gateway: TestGateway, msgId: string, stat
   const result = await gateway.runtime.store.db.updateTable('message_states').set({ status }).where('id', '=', msgId).executeTakeFirst();
   expect(Number(result.numUpdatedRows)).toBe(1);
 }
+
+/** Test setup: back-dates a message, in its row and in its state's copy of the time. */
+export async function setMessageCreatedAt(gateway: TestGateway, msgId: string, createdAt: number): Promise<void> {
+  for (const table of ['messages', 'message_states'] as const) {
+    const result = await gateway.runtime.store.db.updateTable(table).set({ created_at: createdAt }).where('id', '=', msgId).executeTakeFirst();
+    expect(Number(result.numUpdatedRows)).toBe(1);
+  }
+}

@@ -1,7 +1,7 @@
 /** GET /api/v1/messages/{id} and GET /api/v1/messages: docs/api.md (Listing). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_KINDS, VALID_DATA, seedWorkspace, startTestGateway, type SeededWorkspace, type TestGateway } from '../harness.ts';
-import { expectError, expectStatus, putTemplate, queueOne, rsaCiphertext, setMessageStatus, unique } from './helpers.ts';
+import { expectError, expectStatus, putTemplate, queueOne, rsaCiphertext, setMessageCreatedAt, setMessageStatus, unique } from './helpers.ts';
 
 describe.each(STORE_KINDS)('reading messages (%s)', (kind) => {
   let gateway: TestGateway;
@@ -151,9 +151,8 @@ describe.each(STORE_KINDS)('reading messages (%s)', (kind) => {
       const made: string[] = [];
       for (const time of times) {
         const msgId = await queueOne(gateway, own);
-        // Test setup: back-date the record so the bounds are exact (and its state's copy of the time with it).
-        await gateway.runtime.store.db.updateTable('messages').set({ created_at: Date.parse(time) }).where('id', '=', msgId).execute();
-        await gateway.runtime.store.db.updateTable('message_states').set({ created_at: Date.parse(time) }).where('id', '=', msgId).execute();
+        // Test setup: back-date the record so the bounds are exact.
+        await setMessageCreatedAt(gateway, msgId, Date.parse(time));
         made.push(msgId);
       }
       const record = await gateway.request('GET', `/api/v1/messages/${made[1]}`, { key: own.apiKey });

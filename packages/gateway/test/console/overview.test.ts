@@ -5,8 +5,10 @@
  * their rows (setup the public API cannot express without the platform).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { selectMessageRecords } from '../../src/store/message-records.ts';
+import { insertMessages } from '../message-rows.ts';
 import { STORE_KINDS, seedWorkspace, startTestGateway, type SeededWorkspace, type TestGateway } from '../harness.ts';
-import { DAY_MS, expectStatus, queueOne, setMessageStatus } from '../api/helpers.ts';
+import { DAY_MS, expectStatus, queueOne, setMessageCreatedAt, setMessageStatus } from '../api/helpers.ts';
 import { consoleUserIn, type ConsoleSession } from '../console-support.ts';
 
 /** 2026-11-24 10:00 in Vietnam. */
@@ -38,8 +40,7 @@ describe.each(STORE_KINDS)('console overview (%s)', (kind) => {
     const id = await queueOne(gateway, workspace);
     if (status !== 'queued') await setMessageStatus(gateway, id, status);
     const createdAt = Math.round(Date.parse('2026-11-24T00:00:00.000Z') - 7 * 3_600_000 + hour * 3_600_000 - daysAgo * DAY_MS);
-    await gateway.runtime.store.db.updateTable('messages').set({ created_at: createdAt }).where('id', '=', id).execute();
-    await gateway.runtime.store.db.updateTable('message_states').set({ created_at: createdAt }).where('id', '=', id).execute();
+    await setMessageCreatedAt(gateway, id, createdAt);
     return id;
   };
 
@@ -112,15 +113,10 @@ describe.each(STORE_KINDS)('console overview (%s)', (kind) => {
     const busy = await seedWorkspace(gateway);
     const queued = await queueOne(gateway, busy);
     // 50,000 delivered copies of it, written directly: sending that many would take minutes.
-    const row = await gateway.runtime.store.db.selectFrom('messages').selectAll().where('id', '=', queued).executeTakeFirstOrThrow();
-    const state = await gateway.runtime.store.db.selectFrom('message_states').selectAll().where('id', '=', queued).executeTakeFirstOrThrow();
+    const row = await selectMessageRecords(gateway.runtime.store.db).where('m.id', '=', queued).executeTakeFirstOrThrow();
     const now = clock();
-    const rows = Array.from({ length: 50_000 }, (_, index) => ({ ...row, id: `${row.id}_${index}`, tracking_id: `busy-${index}`, created_at: now - index }));
-    const states = rows.map((copy) => ({ ...state, id: copy.id, status: 'delivered' as const, created_at: copy.created_at }));
-    for (let offset = 0; offset < rows.length; offset += 1_000) {
-      await gateway.runtime.store.db.insertInto('messages').values(rows.slice(offset, offset + 1_000)).execute();
-      await gateway.runtime.store.db.insertInto('message_states').values(states.slice(offset, offset + 1_000)).execute();
-    }
+    const rows = Array.from({ length: 50_000 }, (_, index) => ({ ...row, id: `${row.id}_${index}`, tracking_id: `busy-${index}`, status: 'delivered' as const, created_at: now - index }));
+    await insertMessages(gateway.runtime.store.db, rows);
     const session = await consoleUserIn(gateway, busy.workspaceId, 'viewer');
     expect((await overview(session)).messages_today).toEqual({ queued: 1, sending: 0, sent: 0, delivered: 50_000, failed: 0 });
     await setMessageStatus(gateway, queued, 'failed');

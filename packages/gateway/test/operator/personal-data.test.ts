@@ -5,6 +5,7 @@
  * SQLite always; PostgreSQL when TMS_TEST_DATABASE_URL is set.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { selectMessageRecords } from '../../src/store/message-records.ts';
 import type { MessageRow } from '../../src/store/schema.ts';
 import { maintenanceTasks } from '../../src/workers/maintenance.ts';
 import { DAY_MS, expectError, expectStatus } from '../api/helpers.ts';
@@ -47,13 +48,7 @@ describe.each(STORE_KINDS)('personal data and retention (%s)', (kind) => {
 
   /** The whole message as stored: its row of messages with its state. */
   const row = (id: string): Promise<MessageRow> =>
-    db()
-      .selectFrom('messages as m')
-      .innerJoin('message_states as s', 's.id', 'm.id')
-      .selectAll('m')
-      .select(['s.status', 's.due_at', 's.attempts', 's.lease_expires_at', 's.unconfirmed_since', 's.provider_msg_id', 's.sent_at', 's.status_checked_at', 's.delivered_at', 's.failed_at', 's.error_code', 's.error_message', 's.error_reason', 's.updated_at'])
-      .where('m.id', '=', id)
-      .executeTakeFirstOrThrow();
+    selectMessageRecords(db()).where('m.id', '=', id).executeTakeFirstOrThrow();
   const read = (ws: SeededWorkspace, id: string) => gateway.request('GET', `/api/v1/messages/${id}`, { key: ws.apiKey });
   const runRetentionSweep = async () => {
     const task = maintenanceTasks(gateway.runtime).find((candidate) => candidate.name === 'erase_personal_data');
