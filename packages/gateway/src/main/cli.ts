@@ -101,7 +101,9 @@ async function serve(roles: { api: boolean; worker: boolean }, withDemo: boolean
   // Both roles in one process: the workers get a thread of their own (see worker-thread.ts).
   const workersInThread = roles.api && roles.worker && config.workerThread;
   const writeLock = workersInThread && config.database.kind === 'sqlite' ? new WriteLock() : null;
-  const runtime = await createRuntime(config, { log, writeLock: writeLock ?? undefined, walCheckpoints: 'background' });
+  // Only an event loop that serves the API alone fsyncs on itself: see worker-thread-main.ts.
+  const walFsyncs = roles.api && (!roles.worker || workersInThread) ? 'adaptive' : 'thread-pool';
+  const runtime = await createRuntime(config, { log, writeLock: writeLock ?? undefined, walCheckpoints: 'background', walFsyncs });
   await requireReadableSecrets(runtime);
   const operator = runtime.contextFor({ kind: 'operator' });
   // Before the API takes a request, so every download copy there is one an earlier process left.

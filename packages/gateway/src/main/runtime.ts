@@ -51,6 +51,8 @@ export interface RuntimeOptions {
   writeLock?: WriteLock;
   /** SQLite: who checkpoints the write-ahead log (StoreOptions); a serving process does it in the background. */
   walCheckpoints?: StoreOptions['walCheckpoints'];
+  /** SQLite: where the write-ahead log's fsyncs run (StoreOptions). */
+  walFsyncs?: StoreOptions['walFsyncs'];
   /** False in a thread whose metrics another thread serves (store gauges and process metrics come from there). */
   processWideMetrics?: boolean;
 }
@@ -73,6 +75,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const store = openStore(config.database, {
     writeLock: options.writeLock,
     walCheckpoints: options.walCheckpoints,
+    walFsyncs: options.walFsyncs,
     onCheckpointFailure: (error) => log.error({ err: error }, 'checkpointing the write-ahead log failed; the next round tries again'),
   });
   let appliedMigrations: string[];

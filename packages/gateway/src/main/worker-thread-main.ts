@@ -28,6 +28,9 @@ const runtime = await createRuntime(config, {
   writeLock: data.writeLockBuffer ? new WriteLock(data.writeLockBuffer) : undefined,
   // The API thread's store runs the checkpoints of the process.
   walCheckpoints: 'elsewhere',
+  // The workers' event loop also reads the platform's and the receivers' answers: their fsyncs wait
+  // on libuv's pool. On the event loop they made the full loop no faster (README, Benchmarks).
+  walFsyncs: 'thread-pool',
   processWideMetrics: false,
 });
 const post = (message: FromWorkerThread): void => port.postMessage(message);

@@ -56,6 +56,13 @@ export interface StoreOptions {
    * 'elsewhere': the background thread of another store in this process.
    */
   walCheckpoints?: 'on-commit' | 'background' | 'elsewhere';
+  /**
+   * SQLite: where a write's fsync of the write-ahead log runs (see WalSync). 'adaptive' (the
+   * default): on the event loop while the disk answers fast, else on libuv's thread pool.
+   * 'thread-pool': always on the pool, for an event loop that also reads the network's answers (the
+   * workers').
+   */
+  walFsyncs?: 'adaptive' | 'thread-pool';
   /** Hears of a failed background checkpoint (the next round tries again). */
   onCheckpointFailure?: (error: Error) => void;
 }
@@ -92,9 +99,9 @@ function openSqlite(file: string, options: StoreOptions): Store {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const raw = openSqliteDatabase(file);
   switchToWriteAheadLog(raw);
-  // NORMAL: a commit does not fsync on this thread. Every write still waits for the WAL to be on
-  // disk before it is reported done (WalSync), so a 202 is never sent for a message that could
-  // vanish in a power loss, and concurrent writers share one fsync.
+  // NORMAL: a commit does not fsync while it holds the write lock. Every write still waits for the
+  // WAL to be on disk before it is reported done (WalSync), so a 202 is never sent for a message
+  // that could vanish in a power loss.
   raw.pragma('synchronous = NORMAL');
   raw.pragma('busy_timeout = 10000');
   raw.pragma('foreign_keys = ON');
@@ -108,7 +115,7 @@ function openSqlite(file: string, options: StoreOptions): Store {
   // kernel. The cache fills only as pages are used: a small store pays nothing for the larger limit.
   raw.pragma(`cache_size = -${SQLITE_CACHE_KIB}`);
   if (walCheckpoints !== 'on-commit') raw.pragma('wal_autocheckpoint = 0');
-  const walSync = new WalSync(file);
+  const walSync = new WalSync(file, { mode: options.walFsyncs });
   const db = new Kysely<Database>({ dialect: new DurableSqliteDialect(raw, walSync, writeLock) });
   const checkpoints = walCheckpoints === 'background' && writeLock ? startWalCheckpoints(file, writeLock, options.onCheckpointFailure ?? (() => undefined)) : null;
   const close = async (): Promise<void> => {
@@ -180,7 +187,8 @@ export async function runInTransaction<T>(store: Store, work: (trx: Transaction)
           throw error;
         }
       });
-      // After the connection is given back: the next transaction runs while this one reaches disk.
+      // After the connection and the write lock are given back: another thread's writers go on while
+      // this one reaches disk (and, when the fsync runs on the pool, this thread's next transaction).
       if (durable) await store.waitUntilDurable();
       return result;
     } catch (error) {

@@ -65,8 +65,8 @@ class DurableSqliteConnection implements DatabaseConnection {
       }
     }
     // SQLite counts transaction control (BEGIN, COMMIT) as read-only: a COMMIT's durability is
-    // awaited by its transaction once it has given the connection back (runInTransaction), so the
-    // next transaction runs during this one's fsync.
+    // awaited by its transaction once it has given the connection and the write lock back
+    // (runInTransaction).
     if (!statement.readonly && !this.#raw.inTransaction) await this.#walSync.sync();
     return result;
   }

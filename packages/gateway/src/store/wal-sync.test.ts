@@ -2,7 +2,20 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WalSync } from './wal-sync.ts';
+import { WalSync, type WalSyncOptions } from './wal-sync.ts';
+
+const PENDING = Symbol('pending');
+
+/** What `promise` holds now: its value if already settled, PENDING if not. */
+function settledYet(promise: Promise<void>): Promise<void | typeof PENDING> {
+  return Promise.race([promise, Promise.resolve(PENDING)]);
+}
+
+/** A clock that reads the given times in turn, then stays at the last. */
+function clockReading(...times: number[]): () => number {
+  let last = 0;
+  return () => (last = times.shift() ?? last);
+}
 
 describe('WalSync', () => {
   const directories: string[] = [];
@@ -10,15 +23,82 @@ describe('WalSync', () => {
     for (const directory of directories.splice(0)) rmSync(directory, { recursive: true, force: true });
   });
 
-  function walSyncOverAFile(): WalSync {
+  function walSyncOverAFile(options?: WalSyncOptions): WalSync {
     const directory = mkdtempSync(join(tmpdir(), 'tms-wal-sync-'));
     directories.push(directory);
     writeFileSync(join(directory, 'store.db-wal'), 'frames');
-    return new WalSync(join(directory, 'store.db'));
+    return new WalSync(join(directory, 'store.db'), options);
   }
 
-  it('shares one pending fsync between everyone who waits for it', () => {
-    const walSync = walSyncOverAFile();
+  it('syncs on the calling thread while the disk answers fast: sync() returns its promise settled', async () => {
+    const walSync = walSyncOverAFile({ clock: clockReading(0, 0.3, 1, 1.2) });
+    expect(await settledYet(walSync.sync())).toBeUndefined();
+    expect(await settledYet(walSync.sync())).toBeUndefined();
+    walSync.close();
+  });
+
+  it('stays on the calling thread through one slow fsync among fast ones', async () => {
+    // 0.2 ms, then 5 ms: the average (0.52 ms) is within the 1 ms limit.
+    const walSync = walSyncOverAFile({ clock: clockReading(0, 0.2, 1, 6, 7, 7.1) });
+    await walSync.sync();
+    await walSync.sync();
+    expect(await settledYet(walSync.sync())).toBeUndefined();
+    walSync.close();
+  });
+
+  it('on a slow disk, syncs on the thread pool, timing one fsync on the calling thread each second', async () => {
+    // The first fsync takes 50 ms (average 5 ms); calls come 10 ms after it, then at 1,051 ms (a
+    // probe, which takes no time: average 4.5 ms), then at 1,052 ms.
+    const walSync = walSyncOverAFile({ clock: clockReading(0, 50, 60, 1051, 1051, 1051, 1052) });
+    await walSync.sync();
+    const onPool = walSync.sync();
+    const shared = walSync.sync();
+    expect(await settledYet(onPool)).toBe(PENDING);
+    expect(shared).not.toBe(onPool);
+    expect(walSync.sync()).toBe(shared);
+    await Promise.all([onPool, shared]);
+    expect(await settledYet(walSync.sync())).toBeUndefined();
+    const afterProbe = walSync.sync();
+    expect(await settledYet(afterProbe)).toBe(PENDING);
+    await afterProbe;
+    walSync.close();
+  });
+
+  it('does not sync on the calling thread while an fsync on the thread pool is in flight', async () => {
+    // Slow first fsync; the next call goes to the pool; a call after the probe time, while that
+    // fsync still runs, waits for the pool's next one instead.
+    const walSync = walSyncOverAFile({ clock: clockReading(0, 50, 60, 5000) });
+    await walSync.sync();
+    const onPool = walSync.sync();
+    const whileInFlight = walSync.sync();
+    expect(whileInFlight).not.toBe(onPool);
+    expect(await settledYet(whileInFlight)).toBe(PENDING);
+    await Promise.all([onPool, whileInFlight]);
+    walSync.close();
+  });
+
+  it('comes back to the calling thread once the probes bring the average within the limit', async () => {
+    // One fsync of 50 ms (average 5 ms), then a probe each second that takes no time: 15 of them
+    // leave the average at 1.03 ms, the 16th brings it to 0.93 ms.
+    let now = 0;
+    const firstFsync = [0, 50];
+    const walSync = walSyncOverAFile({ clock: () => firstFsync.shift() ?? now });
+    await walSync.sync();
+    for (let probe = 1; probe <= 15; probe += 1) {
+      now = 50 + probe * 1000;
+      expect(await settledYet(walSync.sync())).toBeUndefined();
+      const onPool = walSync.sync();
+      expect(await settledYet(onPool)).toBe(PENDING);
+      await onPool;
+    }
+    now = 50 + 16 * 1000;
+    expect(await settledYet(walSync.sync())).toBeUndefined();
+    expect(await settledYet(walSync.sync())).toBeUndefined();
+    walSync.close();
+  });
+
+  it('shares one pending fsync on the thread pool between everyone who waits for it', () => {
+    const walSync = walSyncOverAFile({ mode: 'thread-pool' as const });
     const running = walSync.sync();
     const next = walSync.sync();
     expect(walSync.sync()).toBe(next);
@@ -26,8 +106,8 @@ describe('WalSync', () => {
     return Promise.all([running, next]).finally(() => walSync.close());
   });
 
-  it('starts a new fsync for a caller who arrives after the last one ended', async () => {
-    const walSync = walSyncOverAFile();
+  it('starts a new fsync on the thread pool for a caller who arrives after the last one ended', async () => {
+    const walSync = walSyncOverAFile({ mode: 'thread-pool' as const });
     const earlier = walSync.sync();
     await earlier;
     const later = walSync.sync();
@@ -36,10 +116,13 @@ describe('WalSync', () => {
     walSync.close();
   });
 
-  it('fails the waiting writers when the log cannot be synced', async () => {
+  it.each([
+    ['on the calling thread', {}],
+    ['on the thread pool', { mode: 'thread-pool' as const }],
+  ])('fails the waiting writers when the log cannot be synced %s', async (_where, options: WalSyncOptions) => {
     const directory = mkdtempSync(join(tmpdir(), 'tms-wal-sync-'));
     directories.push(directory);
-    const walSync = new WalSync(join(directory, 'missing.db'));
+    const walSync = new WalSync(join(directory, 'missing.db'), options);
     await expect(walSync.sync()).rejects.toThrow(/ENOENT/);
   });
 });
