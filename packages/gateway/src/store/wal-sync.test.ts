@@ -38,8 +38,8 @@ describe('WalSync', () => {
   });
 
   it('stays on the calling thread through one slow fsync among fast ones', async () => {
-    // 0.2 ms, then 5 ms: the average (0.52 ms) is within the 1 ms limit.
-    const walSync = walSyncOverAFile({ clock: clockReading(0, 0.2, 1, 6, 7, 7.1) });
+    // 0.2 ms, then 20 ms: the average (2.02 ms) is within the 4 ms limit.
+    const walSync = walSyncOverAFile({ clock: clockReading(0, 0.2, 1, 21, 22, 22.1) });
     await walSync.sync();
     await walSync.sync();
     expect(await settledYet(walSync.sync())).toBeUndefined();
@@ -47,9 +47,9 @@ describe('WalSync', () => {
   });
 
   it('on a slow disk, syncs on the thread pool, timing one fsync on the calling thread each second', async () => {
-    // The first fsync takes 50 ms (average 5 ms); calls come 10 ms after it, then at 1,051 ms (a
-    // probe, which takes no time: average 4.5 ms), then at 1,052 ms.
-    const walSync = walSyncOverAFile({ clock: clockReading(0, 50, 60, 1051, 1051, 1051, 1052) });
+    // The first fsync takes 100 ms (average 10 ms); calls come 10 ms after it, then at 1,101 ms (a
+    // probe, which takes no time: average 5 ms), then at 1,102 ms.
+    const walSync = walSyncOverAFile({ clock: clockReading(0, 100, 110, 110, 1101, 1101, 1101, 1102) });
     await walSync.sync();
     const onPool = walSync.sync();
     const shared = walSync.sync();
@@ -67,7 +67,7 @@ describe('WalSync', () => {
   it('does not sync on the calling thread while an fsync on the thread pool is in flight', async () => {
     // Slow first fsync; the next call goes to the pool; a call after the probe time, while that
     // fsync still runs, waits for the pool's next one instead.
-    const walSync = walSyncOverAFile({ clock: clockReading(0, 50, 60, 5000) });
+    const walSync = walSyncOverAFile({ clock: clockReading(0, 100, 110, 5000) });
     await walSync.sync();
     const onPool = walSync.sync();
     const whileInFlight = walSync.sync();
@@ -78,21 +78,39 @@ describe('WalSync', () => {
   });
 
   it('comes back to the calling thread once the probes bring the average within the limit', async () => {
-    // One fsync of 50 ms (average 5 ms), then a probe each second that takes no time: 15 of them
-    // leave the average at 1.03 ms, the 16th brings it to 0.93 ms.
+    // One fsync of 200 ms (average 20 ms), then a probe each second that takes no time: each halves
+    // the average, and the third brings it to 2.5 ms.
     let now = 0;
-    const firstFsync = [0, 50];
+    const firstFsync = [0, 200];
     const walSync = walSyncOverAFile({ clock: () => firstFsync.shift() ?? now });
     await walSync.sync();
-    for (let probe = 1; probe <= 15; probe += 1) {
-      now = 50 + probe * 1000;
+    for (let probe = 1; probe <= 2; probe += 1) {
+      now = 200 + probe * 1000;
       expect(await settledYet(walSync.sync())).toBeUndefined();
       const onPool = walSync.sync();
       expect(await settledYet(onPool)).toBe(PENDING);
       await onPool;
     }
-    now = 50 + 16 * 1000;
+    now = 200 + 3 * 1000;
     expect(await settledYet(walSync.sync())).toBeUndefined();
+    expect(await settledYet(walSync.sync())).toBeUndefined();
+    walSync.close();
+  });
+
+  it('under steady writes, with a pool fsync always in flight, still probes: once that fsync has ended', async () => {
+    let now = 0;
+    const firstFsync = [0, 200];
+    const walSync = walSyncOverAFile({ clock: () => firstFsync.shift() ?? now });
+    await walSync.sync();
+    for (let probe = 1; probe <= 3; probe += 1) {
+      // A pool fsync starts just before the probe falls due; the caller after it waits for the next.
+      now = 200 + probe * 1000 - 1;
+      const inFlight = walSync.sync();
+      now += 1;
+      const probing = walSync.sync();
+      expect(await settledYet(probing)).toBe(PENDING);
+      await Promise.all([inFlight, probing]);
+    }
     expect(await settledYet(walSync.sync())).toBeUndefined();
     walSync.close();
   });

@@ -3,19 +3,22 @@ import { closeSync, fsync, fsyncSync, openSync } from 'node:fs';
 /**
  * While the fsyncs timed on the event loop take this many milliseconds on average or less, they run
  * there. Handing one to libuv's thread pool wakes a pool thread and takes the answer back through
- * the event loop, which on a busy machine costs more than the fsync itself: on a disk that syncs a
- * 4 KB append in 0.3 ms (p99 1.2 ms), single sends and batches took about 11% less CPU (README,
- * Benchmarks). On a slower disk the event loop goes on while the pool waits for it.
+ * the event loop, which on a busy machine costs more than waiting: on a disk that syncs a 4 KB
+ * append in 0.3 ms (p99 1.2 ms) and a 500-recipient batch's commit in about 2.3 ms, single sends
+ * and batches took 11–14% less CPU on the event loop (README, Benchmarks). On a slower disk (a
+ * network file system, say) the event loop goes on while the pool waits for it.
  */
-const INLINE_FSYNC_LIMIT_MS = 1;
-/**
- * How much each timed fsync moves the average: one fsync of a few milliseconds among fast ones does
- * not move the fsyncs to the pool. After a spell of slow ones, the probes below bring the average
- * back within the limit in seconds (after one of 50 ms, in 16).
- */
+const INLINE_FSYNC_LIMIT_MS = 4;
+/** How much each timed fsync moves the average: one fsync of a few milliseconds among fast ones does not move the fsyncs to the pool. */
 const AVERAGE_WEIGHT = 0.1;
-/** While the fsyncs go to the pool, one is timed on the event loop this often, to see whether the disk got faster. */
+/** While the fsyncs go to the pool, one is timed on the event loop this often (a probe), to see whether the disk got faster. */
 const PROBE_PERIOD_MS = 1000;
+/**
+ * How much a probe moves the average: more than one fsync among many, since it is the only one timed
+ * each second. After a spell of slow fsyncs (a burst of writes at start-up, say), three or four
+ * fast probes bring the fsyncs back to the event loop.
+ */
+const PROBE_WEIGHT = 0.5;
 
 export interface WalSyncOptions {
   /** 'adaptive' (the default): on the calling thread while the disk is fast, as above. 'thread-pool': always on the pool. */
@@ -63,9 +66,11 @@ export class WalSync {
     if (this.#syncsOnThisThread()) return this.#syncInline();
     if (this.#next) return this.#next;
     if (!this.#running) return this.#startOnPool();
+    // Under steady writes a pool fsync is nearly always in flight: a probe that falls due meanwhile
+    // runs here, once the pool's fsync has ended.
     const startAfterRunning = (): Promise<void> => {
       this.#next = null;
-      return this.#startOnPool();
+      return this.#syncsOnThisThread() ? this.#syncInline() : this.#startOnPool();
     };
     this.#next = this.#running.then(startAfterRunning, startAfterRunning);
     return this.#next;
@@ -101,7 +106,8 @@ export class WalSync {
       return Promise.reject(error as Error);
     }
     const ended = this.#clock();
-    this.#averageMs += (ended - started - this.#averageMs) * AVERAGE_WEIGHT;
+    const weight = this.#averageMs > INLINE_FSYNC_LIMIT_MS ? PROBE_WEIGHT : AVERAGE_WEIGHT;
+    this.#averageMs += (ended - started - this.#averageMs) * weight;
     if (this.#averageMs > INLINE_FSYNC_LIMIT_MS) this.#probeAt = ended + PROBE_PERIOD_MS;
     return Promise.resolve();
   }
