@@ -6,11 +6,12 @@
  * Events that arrive together share one transaction of a few statements (group commit): one
  * commit (one fsync on SQLite) and seven statements for many events (eight when one of them
  * erases an RSA ciphertext), the first of which finds the messages they name, instead of a lookup
- * and a transaction of four statements per event, which limited the whole pipeline (on PostgreSQL, the lookup of each event alone cost its server more
- * than a fifth of its CPU in the full loop). At most two groups are written at
- * once on PostgreSQL, so a burst of events cannot take every pooled connection from the API. A
- * group locks its messages in one UPDATE; should that ever deadlock with the dispatcher's own
- * multi-row UPDATE, PostgreSQL aborts one and runInTransaction retries it.
+ * and a transaction of four statements per event, which limited the whole pipeline (on
+ * PostgreSQL, the lookup of each event alone cost its server more than a fifth of its CPU in the
+ * full loop). At most two groups are written at once on PostgreSQL, so a burst of events cannot
+ * take every pooled connection from the API. A group locks its messages in one UPDATE; should that
+ * ever deadlock with the dispatcher's own multi-row UPDATE, PostgreSQL aborts one and
+ * runInTransaction retries it.
  */
 import { GroupCommitter } from '../lib/group-commit.ts';
 import { createSortableId } from '../lib/ids.ts';

@@ -21,8 +21,9 @@ type EventMessage = Pick<MessageRow, 'id' | 'workspace_id' | 'oa_id'>;
 /**
  * Messages by our msg_id (the platform sends it back as tracking_id), many at once: one statement
  * for a whole group of events, and one statement text whatever their number. The caller checks
- * the workspace and OA: with them in the WHERE, PostgreSQL planned a table that grew since its last ANALYZE through the
- * (workspace_id, oa_id, created_at) index, scanning the whole workspace for every event.
+ * the workspace and OA: with them in the WHERE, PostgreSQL planned a table that grew since its
+ * last ANALYZE through the (workspace_id, oa_id, created_at) index, scanning the whole workspace
+ * for every event.
  */
 export function eventMessagesByIdQuery(dialect: Dialect, ids: readonly string[]): RawBuilder<EventMessage> {
   return sql<EventMessage>`SELECT id, workspace_id, oa_id FROM messages WHERE ${isOneOf(dialect, sql`id`, ids)}`;

@@ -30,6 +30,15 @@ describe('WalSync', () => {
     return new WalSync(join(directory, 'store.db'), options);
   }
 
+  /** A WalSync whose first fsync took 200 ms (average 20 ms); after it, the clock reads `now.at`. */
+  async function walSyncAfterOneSlowFsync(): Promise<{ walSync: WalSync; now: { at: number } }> {
+    const now = { at: 0 };
+    const firstFsync = [0, 200];
+    const walSync = walSyncOverAFile({ clock: () => firstFsync.shift() ?? now.at });
+    await walSync.sync();
+    return { walSync, now };
+  }
+
   it('syncs on the calling thread while the disk answers fast: sync() returns its promise settled', async () => {
     const walSync = walSyncOverAFile({ clock: clockReading(0, 0.3, 1, 1.2) });
     expect(await settledYet(walSync.sync())).toBeUndefined();
@@ -78,35 +87,28 @@ describe('WalSync', () => {
   });
 
   it('comes back to the calling thread once the probes bring the average within the limit', async () => {
-    // One fsync of 200 ms (average 20 ms), then a probe each second that takes no time: each halves
-    // the average, and the third brings it to 2.5 ms.
-    let now = 0;
-    const firstFsync = [0, 200];
-    const walSync = walSyncOverAFile({ clock: () => firstFsync.shift() ?? now });
-    await walSync.sync();
+    // A probe each second that takes no time halves the average; the third brings it to 2.5 ms.
+    const { walSync, now } = await walSyncAfterOneSlowFsync();
     for (let probe = 1; probe <= 2; probe += 1) {
-      now = 200 + probe * 1000;
+      now.at = 200 + probe * 1000;
       expect(await settledYet(walSync.sync())).toBeUndefined();
       const onPool = walSync.sync();
       expect(await settledYet(onPool)).toBe(PENDING);
       await onPool;
     }
-    now = 200 + 3 * 1000;
+    now.at = 200 + 3 * 1000;
     expect(await settledYet(walSync.sync())).toBeUndefined();
     expect(await settledYet(walSync.sync())).toBeUndefined();
     walSync.close();
   });
 
   it('under steady writes, with a pool fsync always in flight, still probes: once that fsync has ended', async () => {
-    let now = 0;
-    const firstFsync = [0, 200];
-    const walSync = walSyncOverAFile({ clock: () => firstFsync.shift() ?? now });
-    await walSync.sync();
+    const { walSync, now } = await walSyncAfterOneSlowFsync();
     for (let probe = 1; probe <= 3; probe += 1) {
       // A pool fsync starts just before the probe falls due; the caller after it waits for the next.
-      now = 200 + probe * 1000 - 1;
+      now.at = 200 + probe * 1000 - 1;
       const inFlight = walSync.sync();
-      now += 1;
+      now.at += 1;
       const probing = walSync.sync();
       expect(await settledYet(probing)).toBe(PENDING);
       await Promise.all([inFlight, probing]);
@@ -116,7 +118,7 @@ describe('WalSync', () => {
   });
 
   it('shares one pending fsync on the thread pool between everyone who waits for it', () => {
-    const walSync = walSyncOverAFile({ mode: 'thread-pool' as const });
+    const walSync = walSyncOverAFile({ mode: 'thread-pool' });
     const running = walSync.sync();
     const next = walSync.sync();
     expect(walSync.sync()).toBe(next);
@@ -125,7 +127,7 @@ describe('WalSync', () => {
   });
 
   it('starts a new fsync on the thread pool for a caller who arrives after the last one ended', async () => {
-    const walSync = walSyncOverAFile({ mode: 'thread-pool' as const });
+    const walSync = walSyncOverAFile({ mode: 'thread-pool' });
     const earlier = walSync.sync();
     await earlier;
     const later = walSync.sync();
