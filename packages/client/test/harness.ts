@@ -8,10 +8,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './ports.ts';
+
+export { freePort };
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const GATEWAY_BIN = join(REPO_ROOT, 'packages/gateway/bin/tms.js');
@@ -20,18 +22,6 @@ export const CLIENT_BIN = join(REPO_ROOT, 'packages/client/bin/tms-client.js');
 
 /** tsx start-up on a busy 2-core machine can take several seconds. */
 const START_TIMEOUT_MS = 60_000;
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The parent's environment without anything that configures TMS, plus what the test gives. */
 export function childEnvironment(env: Record<string, string>): Record<string, string> {
