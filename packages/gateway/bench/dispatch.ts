@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { openSqliteDatabase } from '../src/store/sqlite-driver.ts';
 import pg from 'pg';
 import { benchGatewayEnvironment, freePort, lastLines, neutralEnvironment, readCpuSeconds, readPeakRssMb, spawnChild, startServer, type Child, type ServerProcess } from './processes.ts';
+import { phoneOf } from './phones.ts';
 import { fmt } from './report.ts';
 import type * as Harness from '../test/harness.ts';
 
@@ -160,7 +161,7 @@ async function seedAndAccept(api: ServerProcess, adminToken: string, count: numb
       const size = Math.min(BATCH, count - b * BATCH);
       const recipients = Array.from({ length: size }, (_, r) => {
         const n = b * BATCH + r;
-        return { phone: `09${String(10_000_000 + n).padStart(8, '0')}`, template_data: { otp: String(100_000 + (n % 900_000)) } };
+        return { phone: phoneOf(n), template_data: { otp: String(100_000 + (n % 900_000)) } };
       });
       const answer = await json(`${api.url}/api/v1/messages/batch`, 'POST', { template_id: templateId, recipients }, { authorization: `Bearer ${key.key}` });
       const accepted = (answer.body as { accepted?: number } | null)?.accepted;

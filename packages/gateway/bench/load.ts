@@ -1,5 +1,6 @@
 /** Load generation with autocannon: request bodies, response checks and the numbers of one run. */
 import autocannon, { type RequestData, type RequestSpec, type Result } from 'autocannon';
+import { phoneOf } from './phones.ts';
 
 export const BATCH_SIZE = 500;
 
@@ -68,8 +69,6 @@ export async function runLoad(shape: LoadShape, seconds: number, ids: AcceptedId
 
 /** Valid template_data for the seeded template: name 1..30 and code 1..10 characters. */
 const templateData = (n: number) => ({ name: 'Nguyễn Văn A', code: `C${n % 1_000_000_000}` });
-/** A different Vietnamese mobile number for every n (0 + 9 digits). */
-const phoneOf = (n: number) => `09${String(n % 100_000_000).padStart(8, '0')}`;
 
 /** Single sends: every request a new phone number and new template_data. */
 export function singleSendShape(input: { url: string; apiKey: string | null; templateId: string; connections: number; expectMsgId: boolean }): LoadShape {

@@ -33,6 +33,7 @@ import autocannon, { type RequestData } from 'autocannon';
 import pg from 'pg';
 import { benchGatewayEnvironment, freePort, readCpuSeconds, startServer, type ServerProcess } from './processes.ts';
 import { newTally, type Tally } from './load.ts';
+import { phoneOf } from './phones.ts';
 import { fmt } from './report.ts';
 import { checkPostgres, type StoreCheck } from './verify.ts';
 import type * as Harness from '../test/harness.ts';
@@ -389,9 +390,6 @@ class LockSampler {
 
 // ---------------------------------------------------------------------------------------------
 // Load
-
-/** A different Vietnamese mobile number for every n (0 + 9 digits). */
-const phoneOf = (n: number) => `09${String(n % 100_000_000).padStart(8, '0')}`;
 
 interface LoadRun {
   seconds: number;

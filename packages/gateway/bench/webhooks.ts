@@ -36,6 +36,7 @@ import { runInTransaction } from '../src/store/database.ts';
 import type { WebhookDeliveryRow } from '../src/store/schema.ts';
 import { benchGatewayEnvironment, freePort, isLocalDatabase, lastLines, neutralEnvironment, readCpuSeconds, readPeakRssMb, spawnChild, startServer, type Child, type ServerProcess } from './processes.ts';
 import { describeCpuByProcess, measureLoopPhase, type LoopPhase } from './loop-phase.ts';
+import { phoneOf } from './phones.ts';
 import { fmt } from './report.ts';
 import { startBenchReceiver, type BenchReceiver } from './webhook-receiver.ts';
 import type * as Harness from '../test/harness.ts';
@@ -262,7 +263,6 @@ async function acceptThroughApi(url: string, apiKey: string, count: number, batc
   const requests = Math.ceil(count / batch);
   let next = 0;
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
-  const phone = (n: number) => `09${String(10_000_000 + n).padStart(8, '0')}`;
   const one = async () => {
     while (next < requests) {
       const index = next++;
@@ -270,8 +270,8 @@ async function acceptThroughApi(url: string, apiKey: string, count: number, batc
       const first = firstIndex + index * batch;
       const body =
         batch === 1
-          ? { template_id: OTP_TEMPLATE, phone: phone(first), template_data: { otp: String(100_000 + (first % 900_000)) } }
-          : { template_id: OTP_TEMPLATE, recipients: Array.from({ length: size }, (_, r) => ({ phone: phone(first + r), template_data: { otp: String(100_000 + ((first + r) % 900_000)) } })) };
+          ? { template_id: OTP_TEMPLATE, phone: phoneOf(first), template_data: { otp: String(100_000 + (first % 900_000)) } }
+          : { template_id: OTP_TEMPLATE, recipients: Array.from({ length: size }, (_, r) => ({ phone: phoneOf(first + r), template_data: { otp: String(100_000 + ((first + r) % 900_000)) } })) };
       const path = batch === 1 ? '/api/v1/messages/send' : '/api/v1/messages/batch';
       const response = await pool.request({ path, method: 'POST', headers, body: JSON.stringify(body) });
       const answer = (await response.body.json()) as { msg_id?: string; accepted?: number; results?: { msg_id?: string }[] };
