@@ -2,19 +2,23 @@ import { createServer } from 'node:net';
 
 // A copy of the gateway tests' picker: the client may import nothing from the gateway's package.
 // Below Linux's ephemeral range (32768–60999): a port the kernel hands out for port 0 or for an
-// outgoing connection can be taken again by another test's connection between our check and the
-// child's bind, which made a restart test fail with EADDRINUSE.
+// outgoing connection can be taken by another test's connection between our check and the
+// child's bind (a restart test failed with EADDRINUSE that way).
 const FIRST_PORT = 20_000;
-const PORT_COUNT = 12_000;
-const ATTEMPTS = 50;
+// Each vitest worker (VITEST_POOL_ID 1, 2, …) takes its ports from a block of its own, one after
+// the other, so two tests never pick the same port at once; other callers (the benchmarks) take block 0.
+const BLOCK_SIZE = 2_000;
+const BLOCKS = 6;
+const block = Number(process.env.VITEST_POOL_ID ?? 0) % BLOCKS;
+let nextOffset = Math.floor(Math.random() * BLOCK_SIZE);
 
-/** A loopback port outside the ephemeral range that was free a moment ago. No side effects on import. */
+/** A loopback port below the ephemeral range that was free a moment ago. */
 export async function freePort(): Promise<number> {
-  for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
-    const port = FIRST_PORT + Math.floor(Math.random() * PORT_COUNT);
+  for (let attempt = 0; attempt < BLOCK_SIZE; attempt += 1) {
+    const port = FIRST_PORT + block * BLOCK_SIZE + (nextOffset++ % BLOCK_SIZE);
     if (await isFree(port)) return port;
   }
-  throw new Error(`no free loopback port in ${FIRST_PORT}–${FIRST_PORT + PORT_COUNT - 1} after ${ATTEMPTS} attempts`);
+  throw new Error(`no free loopback port in ${FIRST_PORT + block * BLOCK_SIZE}–${FIRST_PORT + (block + 1) * BLOCK_SIZE - 1}`);
 }
 
 function isFree(port: number): Promise<boolean> {

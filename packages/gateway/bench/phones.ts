@@ -10,5 +10,5 @@ const MULTIPLIER = 48_271;
 const OFFSET = 12_345;
 
 export function phoneOf(n: number): string {
-  return `09${String((((n % NUMBERS) * MULTIPLIER) + OFFSET) % NUMBERS).padStart(8, '0')}`;
+  return `09${String(((n % NUMBERS) * MULTIPLIER + OFFSET) % NUMBERS).padStart(8, '0')}`;
 }
