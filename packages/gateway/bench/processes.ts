@@ -1,7 +1,7 @@
 /** The server under test runs as a child process: its own event loop, and its RSS readable from /proc. */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { freePort } from '../test/ports.ts';
+import { freePort } from '../../../test/ports.ts';
 
 export interface ServerProcess {
   readonly pid: number;

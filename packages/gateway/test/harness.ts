@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
-export { freePort } from './ports.ts';
+export { freePort } from '../../../test/ports.ts';
 import { parseConfig, type Config } from '../src/config/config.ts';
 import { createRuntime, type Runtime } from '../src/main/runtime.ts';
 import { startService, type RunningService } from '../src/main/server.ts';

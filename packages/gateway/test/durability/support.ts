@@ -9,7 +9,7 @@ import { parseConfig } from '../../src/config/config.ts';
 import { openStore } from '../../src/store/database.ts';
 import type { Database, LedgerRow, WorkspaceRow } from '../../src/store/schema.ts';
 import { httpRequest, type TestGateway } from '../harness.ts';
-import { freePort } from '../ports.ts';
+import { freePort } from '../../../../test/ports.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 export const TMS_BIN = fileURLToPath(new URL('../../bin/tms.js', import.meta.url));

@@ -4,7 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../ports.ts';
+import { freePort } from '../../../../test/ports.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 export const TMS_BIN = fileURLToPath(new URL('../../bin/tms.js', import.meta.url));

@@ -1,3 +1,8 @@
+/**
+ * Free loopback ports for the tests of every package (and the gateway's benchmarks): the one test
+ * helper the packages share, kept outside them since the client's and the simulator's code may
+ * import nothing from the gateway's package.
+ */
 import { createServer } from 'node:net';
 
 // Below Linux's ephemeral range (32768–60999): a port the kernel hands out for port 0 or for an
