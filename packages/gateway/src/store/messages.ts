@@ -1,5 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { refundMessages } from './acceptances.ts';
+import { compiledOnce } from './compiled-query.ts';
 import type { Dialect, Store, Transaction } from './database.ts';
 import { MESSAGE_RECORD_COLUMNS, selectMessageRecords } from './message-records.ts';
 import type { Database, MessageRow, MessageStatus } from './schema.ts';
@@ -9,8 +10,12 @@ export function findMessageQuery(db: Kysely<Database>, workspaceId: string, id: 
   return selectMessageRecords(db).where('m.workspace_id', '=', workspaceId).where('m.id', '=', id);
 }
 
+// Compiled once: a console or an integrator polling messages by id asks this more than anything else.
+const findMessageStatement = compiledOnce<[string, string], MessageRow>(findMessageQuery, 2);
+
 export async function findMessage(db: Kysely<Database>, workspaceId: string, id: string): Promise<MessageRow | undefined> {
-  return findMessageQuery(db, workspaceId, id).executeTakeFirst();
+  const [row] = await findMessageStatement(db, workspaceId, id);
+  return row;
 }
 
 /** A message by its id, whichever workspace holds it (the operator's support lookup). */
