@@ -24,6 +24,8 @@ export interface ScenarioResult {
   serverCpuCores: number | null;
   /** The server's CPU time per good answer, in microseconds. */
   serverCpuUsPerRequest: number | null;
+  /** A local PostgreSQL server's CPU time per good answer, in microseconds (not in the server's); null on SQLite. */
+  databaseCpuUsPerRequest: number | null;
   /** Bad answers, connection errors and timeouts, warm-up included. */
   errors: number;
   errorDetail: { non2xx: number; badAnswers: number; connectionErrors: number; timeouts: number; statuses: Record<string, number>; samples: string[] };
@@ -117,11 +119,12 @@ function row(result: ScenarioResult): string[] {
     fmt(result.peakRssMb),
     fmt(result.serverCpuCores, 2),
     fmt(result.serverCpuUsPerRequest),
+    fmt(result.databaseCpuUsPerRequest),
     result.problems.length > 0 && result.requests === 0 ? 'did not run' : String(result.errors),
   ];
 }
 
-const HEADER = ['scenario', 'store', 'conns', 'requests/s', 'p50 ms', 'p99 ms', 'recipients/s', '% of ceiling', 'CPU ÷ ceiling', 'peak RSS MB', 'server CPU cores', 'CPU µs/req', 'errors'];
+const HEADER = ['scenario', 'store', 'conns', 'requests/s', 'p50 ms', 'p99 ms', 'recipients/s', '% of ceiling', 'CPU ÷ ceiling', 'peak RSS MB', 'server CPU cores', 'CPU µs/req', 'PostgreSQL CPU µs/req', 'errors'];
 
 export function textTable(results: ScenarioResult[]): string {
   const rows = [HEADER, ...results.map(row)];

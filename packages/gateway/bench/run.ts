@@ -57,7 +57,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { BATCH_SIZE, batchShape, runLoad, singleSendShape, type AcceptedIds, type LoadRun, type LoadShape } from './load.ts';
 import { DISPATCH_SCENARIOS, dispatchTable, dispatchTargets, runDispatch, type DispatchResult } from './dispatch.ts';
-import { benchGatewayEnvironment, freePort, lastLines, neutralEnvironment, startServer, type ServerProcess } from './processes.ts';
+import { benchGatewayEnvironment, freePort, isLocalDatabase, lastLines, meterProgramCpu, neutralEnvironment, startServer, type ServerProcess } from './processes.ts';
 import { evaluateTargets, markdown, targetLines, textTable, type ScenarioKind, type ScenarioResult, type StoreName } from './report.ts';
 import { checkPostgres, checkSqlite, type StoreCheck } from './verify.ts';
 import { CONSOLE_READ_SCENARIOS, consoleReadsTable, consoleReadsTargets, runConsoleReads, type ConsoleReadsResult } from './console-reads.ts';
@@ -141,6 +141,7 @@ function emptyResult(id: string, kind: ScenarioKind, store: StoreName, connectio
     peakRssMb: null,
     serverCpuCores: null,
     serverCpuUsPerRequest: null,
+    databaseCpuUsPerRequest: null,
     errors: 0,
     errorDetail: { non2xx: 0, badAnswers: 0, connectionErrors: 0, timeouts: 0, statuses: {}, samples: [] },
     storeCheck: null,
@@ -149,17 +150,20 @@ function emptyResult(id: string, kind: ScenarioKind, store: StoreName, connectio
 }
 
 /** Warm-up (not counted, but checked) and the measured run, into `result`. */
-async function measure(result: ScenarioResult, server: ServerProcess, shape: LoadShape, ids: AcceptedIds | null): Promise<void> {
+async function measure(result: ScenarioResult, server: ServerProcess, shape: LoadShape, ids: AcceptedIds | null, databaseServer: string | null = null): Promise<void> {
   say(`  warm-up ${WARMUP_SECONDS} s, then ${SECONDS} s at ${shape.connections} connections`);
   const runs: LoadRun[] = [await runLoad(shape, WARMUP_SECONDS, ids)];
+  const databaseMeter = databaseServer ? meterProgramCpu(databaseServer) : null;
   const cpuBefore = server.cpuSeconds();
   const run = await runLoad(shape, SECONDS, ids);
   const cpuAfter = server.cpuSeconds();
+  const databaseSeconds = databaseMeter?.stop() ?? null;
   runs.push(run);
   if (cpuBefore !== null && cpuAfter !== null && run.tally.good > 0) {
     result.serverCpuCores = (cpuAfter - cpuBefore) / run.seconds;
     result.serverCpuUsPerRequest = ((cpuAfter - cpuBefore) * 1e6) / run.tally.good;
   }
+  if (databaseSeconds !== null && run.tally.good > 0) result.databaseCpuUsPerRequest = (databaseSeconds * 1e6) / run.tally.good;
   result.seconds = run.seconds;
   result.requests = run.tally.good;
   result.requestsPerSecond = run.requestsPerSecond;
@@ -227,7 +231,8 @@ async function runGateway(id: string, kind: 'single' | 'batch', store: 'sqlite' 
       kind === 'single'
         ? singleSendShape({ url, apiKey: seeded.apiKey, templateId: seeded.templateId, connections, expectMsgId: true })
         : batchShape({ url, apiKey: seeded.apiKey, templateId: seeded.templateId, connections, pool: 32 });
-    await measure(result, server, shape, ids);
+    // The PostgreSQL server's share of an acceptance, beside the gateway's (a lower bound: see meterProgramCpu).
+    await measure(result, server, shape, ids, store === 'postgres' && isLocalDatabase(env.DATABASE_URL!) ? 'postgres' : null);
     result.peakRssMb = server.peakRssMb();
     const ended = server.endedEarly();
     if (ended) throw new Error(`the gateway ${ended}, during the run:\n${lastLines(server.output())}`);
@@ -448,6 +453,7 @@ async function main(): Promise<void> {
   console.log(settings);
   console.log('peak RSS: VmHWM of the server process, restarted per scenario (start-up, seeding, warm-up and run);');
   console.log('server CPU: user + system time of the server process during the measured run, per second and per good answer');
+  console.log('PostgreSQL CPU: the backends and background processes of a local PostgreSQL server during the measured run, per good answer, not counted in the server CPU (a lower bound: a process that ends between two samples loses its last moments)');
   console.log('');
   if (results.length > 0) {
     console.log(textTable(results));
