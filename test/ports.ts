@@ -1,7 +1,7 @@
 /**
  * Free loopback ports for the tests of every package (and the gateway's benchmarks): the one test
- * helper the packages share, kept outside them since the client's and the simulator's code may
- * import nothing from the gateway's package.
+ * helper the packages share, kept outside them since the client's tests may import nothing from
+ * the gateway's package.
  */
 import { createServer } from 'node:net';
 

@@ -65,11 +65,17 @@ function pidsOfProgram(commandName: string): number[] {
 }
 
 /** Whether a database URL names a server on this machine, whose processes /proc can see. */
-export function isLocalDatabase(url: string): boolean {
+function isLocalDatabase(url: string): boolean {
   const parsed = new URL(url);
   // postgresql:///db?host=/var/run/postgresql names a local socket directory.
   const host = parsed.hostname || parsed.searchParams.get('host') || '';
   return host === '' || host.startsWith('/') || host === 'localhost' || host === '127.0.0.1' || host === '[::1]';
+}
+
+/** The program to meter beside a gateway (meterProgramCpu): a PostgreSQL server on this machine; null on SQLite or a remote server. */
+export function localDatabaseServer(gatewayEnv: Record<string, string>): string | null {
+  const url = gatewayEnv.DATABASE_URL;
+  return url !== undefined && isLocalDatabase(url) ? 'postgres' : null;
 }
 
 /** Counts the CPU of a program's processes from now until stop(). */

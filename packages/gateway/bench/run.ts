@@ -57,7 +57,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { BATCH_SIZE, batchShape, runLoad, singleSendShape, type AcceptedIds, type LoadRun, type LoadShape } from './load.ts';
 import { DISPATCH_SCENARIOS, dispatchTable, dispatchTargets, runDispatch, type DispatchResult } from './dispatch.ts';
-import { benchGatewayEnvironment, freePort, isLocalDatabase, lastLines, meterProgramCpu, neutralEnvironment, startServer, type ServerProcess } from './processes.ts';
+import { benchGatewayEnvironment, freePort, lastLines, localDatabaseServer, meterProgramCpu, neutralEnvironment, startServer, type ServerProcess } from './processes.ts';
 import { evaluateTargets, markdown, targetLines, textTable, type ScenarioKind, type ScenarioResult, type StoreName } from './report.ts';
 import { checkPostgres, checkSqlite, type StoreCheck } from './verify.ts';
 import { CONSOLE_READ_SCENARIOS, consoleReadsTable, consoleReadsTargets, runConsoleReads, type ConsoleReadsResult } from './console-reads.ts';
@@ -232,7 +232,7 @@ async function runGateway(id: string, kind: 'single' | 'batch', store: 'sqlite' 
         ? singleSendShape({ url, apiKey: seeded.apiKey, templateId: seeded.templateId, connections, expectMsgId: true })
         : batchShape({ url, apiKey: seeded.apiKey, templateId: seeded.templateId, connections, pool: 32 });
     // The PostgreSQL server's share of an acceptance, beside the gateway's (a lower bound: see meterProgramCpu).
-    await measure(result, server, shape, ids, store === 'postgres' && isLocalDatabase(env.DATABASE_URL!) ? 'postgres' : null);
+    await measure(result, server, shape, ids, localDatabaseServer(env));
     result.peakRssMb = server.peakRssMb();
     const ended = server.endedEarly();
     if (ended) throw new Error(`the gateway ${ended}, during the run:\n${lastLines(server.output())}`);

@@ -34,7 +34,7 @@ import { createWorkspace } from '../src/services/admin/workspaces.ts';
 import { insertRows } from '../src/store/bulk-insert.ts';
 import { runInTransaction } from '../src/store/database.ts';
 import type { WebhookDeliveryRow } from '../src/store/schema.ts';
-import { benchGatewayEnvironment, freePort, isLocalDatabase, lastLines, neutralEnvironment, readCpuSeconds, readPeakRssMb, spawnChild, startServer, type Child, type ServerProcess } from './processes.ts';
+import { benchGatewayEnvironment, freePort, lastLines, localDatabaseServer, neutralEnvironment, readCpuSeconds, readPeakRssMb, spawnChild, startServer, type Child, type ServerProcess } from './processes.ts';
 import { describeCpuByProcess, measureLoopPhase, type LoopPhase } from './loop-phase.ts';
 import { phoneOf } from './phones.ts';
 import { fmt } from './report.ts';
@@ -340,7 +340,7 @@ async function runLoop(scenario: WebhookScenario, context: WebhookContext, recei
         label,
         messages: context.loopMessages,
         processes: systemProcesses,
-        databaseServer: scenario.store === 'postgres' && isLocalDatabase(database.env.DATABASE_URL!) ? 'postgres' : null,
+        databaseServer: localDatabaseServer(database.env),
         receiver,
         timeoutSeconds: context.timeoutSeconds,
         callbackName: 'reports',
