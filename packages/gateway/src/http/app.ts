@@ -1,6 +1,5 @@
 import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Ajv, type Options as AjvOptions } from 'ajv';
 import type { Logger } from 'pino';
 import { createContext, type ServiceParts } from '../services/context.ts';
 import { registerClosing } from './plugins/closing.ts';
@@ -13,6 +12,7 @@ import { RateLimiter } from './plugins/rate-limit.ts';
 import { generateRequestId, registerRequestId } from './plugins/request-id.ts';
 import { registerRequestMetrics } from './plugins/request-metrics.ts';
 import { registerResponseHeaders } from './plugins/response-headers.ts';
+import { createSchemaCompilers, type SchemaCompilers } from './plugins/schema-compilers.ts';
 import type { App, RouteDependencies } from './route-support.ts';
 import { registerConsole } from './console/register.ts';
 import { registerAdminApiKeys } from './routes/admin/api-keys.ts';
@@ -40,12 +40,6 @@ import { registerListTemplates } from './routes/templates/list.ts';
 
 const BODY_LIMIT_BYTES = 1024 * 1024;
 
-const ajvBase: AjvOptions = { allErrors: false, useDefaults: true, removeAdditional: false, strict: false, keywords: ['example'] };
-/** Bodies are JSON and must have the right types: no coercion ("123" is not 123). */
-const bodyAjv = new Ajv({ ...ajvBase, coerceTypes: false });
-/** Query strings and path parameters are text: coerce them to the declared types. */
-const textAjv = new Ajv({ ...ajvBase, coerceTypes: 'array' });
-
 export interface AppParts {
   /** The process's parts: routes reach them only through the contexts of verbs. */
   services: ServiceParts;
@@ -58,9 +52,10 @@ export function routeDependenciesOf(parts: AppParts): RouteDependencies {
   return { config, limiter: new RateLimiter(config.rateLimit, clock), contextFor: (caller, log) => createContext(parts.services, caller, log) };
 }
 
-export async function buildApp(parts: AppParts): Promise<App> {
+export async function buildApp(parts: AppParts, schemaCompilers: SchemaCompilers = createSchemaCompilers()): Promise<App> {
   const { config } = parts.services;
   const app = Fastify({
+    schemaController: { compilersFactory: schemaCompilers.compilersFactory },
     loggerInstance: parts.logger as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: generateRequestId,
@@ -84,7 +79,7 @@ export async function buildApp(parts: AppParts): Promise<App> {
     requestTimeout: config.http.requestTimeoutMs,
     keepAliveTimeout: config.http.keepAliveTimeoutMs,
   }).withTypeProvider<TypeBoxTypeProvider>() as App;
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
+  app.setValidatorCompiler(schemaCompilers.validatorCompiler);
   registerErrorHandling(app);
   registerProtocolChecks(app);
   registerJsonBody(app);
