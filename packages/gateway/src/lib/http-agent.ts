@@ -1,13 +1,37 @@
 import { createRequire } from 'node:module';
-import type { Agent as UndiciAgent } from 'undici';
+import type { Agent as UndiciAgent, Dispatcher } from 'undici';
 
 /**
- * undici's connection-pooling Agent, loaded on its own. The package's entry point loads all of
- * undici (fetch, WebSocket, caches, mocks) into every thread that imports it: about 3 MB more heap
- * and 100 ms more start-up per thread, for code the gateway never runs, as it only dispatches
- * requests through an Agent.
+ * undici's connection-pooling Agent, made (and undici loaded) when the first request goes out.
+ *
+ * Only the Agent is loaded: the package's entry point loads all of undici (fetch, WebSocket,
+ * caches, mocks) into every thread that imports it, about 3 MB more heap and 100 ms more start-up
+ * per thread, for code the gateway never runs. And only on the first request: the API's thread
+ * holds a platform client and a webhook transport for operator and console actions that most
+ * processes never take, and would otherwise keep undici's code and Node's HTTP client in its heap
+ * for nothing.
  */
-export const Agent = loadAgent();
+export class OnDemandAgent implements RequestDispatcher {
+  private agent: UndiciAgent | null = null;
+
+  constructor(private readonly options: UndiciAgent.Options) {}
+
+  dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    this.agent ??= new (loadAgent())(this.options);
+    return this.agent.dispatch(options, handler);
+  }
+
+  /** Closes the Agent's connections once they finish; nothing to do if no request ever went out. */
+  async close(): Promise<void> {
+    await this.agent?.close();
+  }
+}
+
+/** What the platform client and the webhook transport send through: an OnDemandAgent, or any undici dispatcher. */
+export interface RequestDispatcher {
+  dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean;
+  close(): Promise<void>;
+}
 
 function loadAgent(): typeof UndiciAgent {
   const require = createRequire(import.meta.url);
@@ -20,4 +44,3 @@ function loadAgent(): typeof UndiciAgent {
     return (require('undici') as { Agent: typeof UndiciAgent }).Agent;
   }
 }
-export type Agent = UndiciAgent;

@@ -6,7 +6,7 @@
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import type { Dispatcher } from 'undici';
-import { Agent } from './http-agent.ts';
+import { OnDemandAgent } from './http-agent.ts';
 import { findWebhookUrlProblem, isNonPublicAddress } from './webhook-url.ts';
 
 /** Most answer bytes read; the rest is discarded with the connection. */
@@ -196,14 +196,14 @@ class WebhookAttempt implements Dispatcher.DispatchHandler {
 }
 
 export class WebhookTransport {
-  private readonly agent: Agent;
+  private readonly agent: OnDemandAgent;
   /** Requests in flight, so abortAll() can cut them short. */
   private readonly inFlight = new Set<WebhookAttempt>();
   private readonly destinations = new Map<string, Destination>();
   private stopped = false;
 
   constructor(private readonly settings: WebhookTransportSettings) {
-    this.agent = new Agent({
+    this.agent = new OnDemandAgent({
       connections: settings.connectionsPerReceiver,
       keepAliveTimeout: 30_000,
       pipelining: 1,

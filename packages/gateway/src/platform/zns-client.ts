@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { Agent } from '../lib/http-agent.ts';
+import { OnDemandAgent, type RequestDispatcher } from '../lib/http-agent.ts';
 import { headerValueProblem } from './header-value.ts';
 
 /**
@@ -173,16 +173,16 @@ function unreadableAnswerCause(statusCode: number, text: string): UnknownOutcome
 }
 
 export class ZnsClient {
-  private readonly dispatcher: Dispatcher;
+  private readonly dispatcher: RequestDispatcher;
   private readonly sendTargets: Record<SendKind, Target>;
 
   constructor(
     private readonly endpoints: ZnsEndpoints,
-    dispatcher?: Dispatcher,
+    dispatcher?: RequestDispatcher,
   ) {
     this.dispatcher =
       dispatcher ??
-      new Agent({ keepAliveTimeout: 30_000, connections: endpoints.connections ?? 512, pipelining: 1, connect: { timeout: endpoints.timeoutMs } });
+      new OnDemandAgent({ keepAliveTimeout: 30_000, connections: endpoints.connections ?? 512, pipelining: 1, connect: { timeout: endpoints.timeoutMs } });
     const sendTarget = (kind: SendKind): Target => targetOf(new URL(SEND_PATHS[kind], endpoints.apiBaseUrl));
     this.sendTargets = { plain: sendTarget('plain'), hashphone: sendTarget('hashphone'), rsa: sendTarget('rsa') };
   }

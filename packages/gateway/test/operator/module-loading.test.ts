@@ -3,7 +3,8 @@
  * holds for code it never runs. `tms admin` and the workers (the workers' thread of `tms start`)
  * serve no HTTP, so they must not load Fastify, its plugins or the API's routes and schemas; a
  * process on SQLite must not load the PostgreSQL driver; and the HTTP client is undici's Agent
- * alone, without the rest of undici (fetch, WebSocket, caches).
+ * alone, without the rest of undici (fetch, WebSocket, caches), loaded by the first request that
+ * goes out, so that a thread that sends none (the API's, mostly) never holds it.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -39,10 +40,11 @@ function loadedBy(stderr: string): Loaded {
   return { packages: [...packages], modules };
 }
 
-/** What a fresh process loads that imports one module of the gateway's sources. */
-async function loadedByImporting(sourcePath: string): Promise<Loaded> {
+/** What a fresh process loads that imports one module of the gateway's sources (as `gateway`) and runs `then` after. */
+async function loadedByImporting(sourcePath: string, then = ''): Promise<Loaded> {
   const moduleUrl = new URL(`../../src/${sourcePath}`, import.meta.url).href;
-  const { stderr } = await run(process.execPath, ['--import', 'tsx/esm', PRELOAD_FLAG, '--input-type=module', '-e', `await import(${JSON.stringify(moduleUrl)});`], {
+  const script = `const gateway = await import(${JSON.stringify(moduleUrl)});\n${then}`;
+  const { stderr } = await run(process.execPath, ['--import', 'tsx/esm', PRELOAD_FLAG, '--input-type=module', '-e', script], {
     cwd: REPO_ROOT,
     env: childEnvironment({}),
     timeout: 60_000,
@@ -74,11 +76,29 @@ describe('what a process without the API loads', () => {
     for (const name of HTTP_SERVER_PACKAGES) expect(workers.packages, name).not.toContain(name);
     expect(api.packages).toContain('fastify');
     expect(api.packages).toContain('@fastify/swagger');
-    // Both send HTTP requests through undici's Agent, and neither loads the rest of undici.
+    // Both send HTTP requests through undici's Agent, loaded by the first request, not before.
     for (const loaded of [workers, api]) {
-      expect(loaded.modules).toContain('undici/lib/dispatcher/agent.js');
-      expect(loaded.modules).not.toContain(UNDICI_FETCH);
+      expect(loaded.packages).not.toContain('undici');
       expect(loaded.packages).not.toContain('pg');
     }
+  });
+
+  it("the first request that goes out loads undici's Agent, without the rest of undici", { timeout: 60_000 }, async () => {
+    const sendOne = `
+      const { createServer } = await import('node:http');
+      const server = createServer((request, response) => response.end('ok'));
+      await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const agent = new gateway.OnDemandAgent({});
+      const answered = await new Promise((resolve, reject) => agent.dispatch(
+        { origin: 'http://127.0.0.1:' + server.address().port, path: '/', method: 'GET' },
+        { onRequestStart() {}, onResponseStart(controller, statusCode) { this.statusCode = statusCode; }, onResponseData() {}, onResponseEnd() { resolve(this.statusCode); }, onResponseError(controller, error) { reject(error); } },
+      ));
+      if (answered !== 200) throw new Error('answered ' + answered);
+      await agent.close();
+      server.close();`;
+    const [idle, sent] = await Promise.all([loadedByImporting('lib/http-agent.ts'), loadedByImporting('lib/http-agent.ts', sendOne)]);
+    expect(idle.packages).not.toContain('undici');
+    expect(sent.modules).toContain('undici/lib/dispatcher/agent.js');
+    expect(sent.modules).not.toContain(UNDICI_FETCH);
   });
 });
