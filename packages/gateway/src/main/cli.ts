@@ -12,6 +12,7 @@ import { LogOutput } from './log-output.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { startHealthServer, startService, type RunningService } from './server.ts';
 import { limitHeapGrowth } from './heap-growth.ts';
+import { keepWebAssemblyOnBaselineCompiler } from './wasm-baseline.ts';
 import { printStartBanner } from './banner.ts';
 import { WriteLock } from '../store/write-lock.ts';
 import { loadWorkerThread } from './worker-thread.ts';
@@ -94,6 +95,7 @@ async function requireReadableSecrets(runtime: Runtime): Promise<void> {
 async function serve(roles: { api: boolean; worker: boolean }, withDemo: boolean): Promise<void> {
   const { config, generated, secretsFile, adminTokenFromFile } = loadConfig();
   limitHeapGrowth(config.heapGrowthPercent);
+  keepWebAssemblyOnBaselineCompiler();
   // The banner goes through process.stdout: a reader that went away must not crash the service.
   process.stdout.on('error', () => undefined);
   const output = new LogOutput();
