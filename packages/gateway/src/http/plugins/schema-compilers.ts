@@ -35,7 +35,7 @@ export function createSchemaCompilers(): SchemaCompilers {
   const textAjv = new Ajv({ ...ajvBase, coerceTypes: 'array' });
   const pending = new Set<() => void>();
 
-  /** Returns `compile`'s result, compiled on the first call of `use` (or by compilePending). */
+  /** A function that returns what `compile` makes, compiling it at its first call (or in compilePending). */
   function onFirstUse<Compiled>(compile: () => Compiled): () => Compiled {
     let compiled: Compiled | undefined;
     const ensure = (): Compiled => {
