@@ -42,6 +42,9 @@ function loadPostgresDriver(): typeof pg {
   return (postgresDriver = driver);
 }
 
+/** Where SQLite keeps temporary tables while serving (see openSqlite). */
+export const SQLITE_TEMP_STORE = 'MEMORY';
+
 /** SQLite's page cache per connection (pages kept in memory, up to this size). */
 const SQLITE_CACHE_KIB = 64 * 1024;
 
@@ -114,6 +117,12 @@ function openSqlite(file: string, options: StoreOptions): Store {
   // message indexes alone exceed it, so every insert and status change re-read pages through the
   // kernel. The cache fills only as pages are used: a small store pays nothing for the larger limit.
   raw.pragma(`cache_size = -${SQLITE_CACHE_KIB}`);
+  // SQLite keeps the rows of a RETURNING clause in a temporary table. With temporary storage in
+  // files, each such statement created, unlinked and closed a file: about 100 µs of system calls
+  // for a one-row UPDATE … RETURNING that costs 4 µs without the clause. The serving statements
+  // return a batch of rows at most; migrations, which may sort millions of index entries, switch
+  // back to files while they run (migrate.ts).
+  raw.pragma(`temp_store = ${SQLITE_TEMP_STORE}`);
   if (walCheckpoints !== 'on-commit') raw.pragma('wal_autocheckpoint = 0');
   const walSync = new WalSync(file, { mode: options.walFsyncs });
   const db = new Kysely<Database>({ dialect: new DurableSqliteDialect(raw, walSync, writeLock) });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
-import { runInTransaction, type Dialect, type Store, type Transaction } from './database.ts';
+import { runInTransaction, SQLITE_TEMP_STORE, type Dialect, type Store, type Transaction } from './database.ts';
 import { readMigrationFiles, type MigrationFiles } from './migration-files.ts';
 import { splitSqliteStatements } from './sqlite-statements.ts';
 
@@ -64,17 +64,24 @@ async function applyNextPending(run: MigrationRun, trx: Transaction): Promise<st
 export async function migrate(store: Store, now: number = Date.now(), directory: string = MIGRATIONS_DIRECTORY): Promise<string[]> {
   const run: MigrationRun = { store, directory, migrations: readMigrationFiles(directory), now, attempting: null };
   const appliedNow: string[] = [];
-  for (;;) {
-    run.attempting = null;
-    let version: string | null;
-    try {
-      version = await runInTransaction(store, (trx) => applyNextPending(run, trx));
-    } catch (error) {
-      if (run.attempting === null) throw error;
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new Error(`migration ${run.attempting} failed and was rolled back (the migrations before it stay applied): ${reason}`, { cause: error });
+  // A migration that builds an index sorts every row: with temporary storage in memory (the store's
+  // setting, database.ts) SQLite would hold the whole sort in memory instead of spilling to files.
+  if (store.dialect === 'sqlite') await sql`PRAGMA temp_store = FILE`.execute(store.db);
+  try {
+    for (;;) {
+      run.attempting = null;
+      let version: string | null;
+      try {
+        version = await runInTransaction(store, (trx) => applyNextPending(run, trx));
+      } catch (error) {
+        if (run.attempting === null) throw error;
+        const reason = error instanceof Error ? error.message : String(error);
+        throw new Error(`migration ${run.attempting} failed and was rolled back (the migrations before it stay applied): ${reason}`, { cause: error });
+      }
+      if (version === null) return appliedNow;
+      appliedNow.push(version);
     }
-    if (version === null) return appliedNow;
-    appliedNow.push(version);
+  } finally {
+    if (store.dialect === 'sqlite') await sql`PRAGMA temp_store = ${sql.raw(SQLITE_TEMP_STORE)}`.execute(store.db);
   }
 }

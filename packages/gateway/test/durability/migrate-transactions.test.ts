@@ -6,7 +6,8 @@
  *   SQLite; dollar-quoted function bodies on PostgreSQL;
  * - per-store pairs (NNNN_intent.sqlite.sql + NNNN_intent.postgres.sql) and the directory mistakes
  *   that are refused before anything is applied;
- * - several processes' worth of concurrent runs on PostgreSQL apply each migration once.
+ * - several processes' worth of concurrent runs on PostgreSQL apply each migration once;
+ * - on SQLite, migrations keep temporary storage in files, the serving store in memory.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -164,6 +165,21 @@ describe.each(STORE_KINDS)('migrate, one transaction per migration (%s)', (kind:
       await sql`UPDATE notes SET "body;text" = '' WHERE id = 1`.execute(store.db);
       const { rows } = await sql<{ body: string; changes: number }>`SELECT "body;text" AS body, changes FROM notes`.execute(store.db);
       expect(rows).toEqual([{ body: 'empty; really', changes: 1 }]);
+    });
+
+    it('SQLite: migrations sort in temporary files (an index over millions of rows), a serving store keeps temporary tables in memory', async () => {
+      const temporaryStorage = async () => (await sql<{ temp_store: number }>`SELECT temp_store FROM pragma_temp_store`.execute(store.db)).rows[0]!.temp_store;
+      const [inFiles, inMemory] = [1, 2];
+      expect(await temporaryStorage()).toBe(inMemory);
+      writeMigrations(directory, {
+        '0001_seen.sql': 'CREATE TABLE seen AS SELECT temp_store FROM pragma_temp_store;',
+        '0002_broken.sql': 'CREATE TABLE seen_again AS SELECT temp_store FROM pragma_temp_store; SELECT * FROM no_such_table;',
+      });
+      await expect(migrate(store, NOW, directory)).rejects.toThrow(/0002_broken failed/);
+      const { rows } = await sql<{ temp_store: number }>`SELECT temp_store FROM seen`.execute(store.db);
+      expect(rows).toEqual([{ temp_store: inFiles }]);
+      // Back to memory after a run, also one that failed.
+      expect(await temporaryStorage()).toBe(inMemory);
     });
   }
 
