@@ -8,6 +8,16 @@ describe('createSortableId', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
+  it('counts the random part up by one within a millisecond, and draws it afresh the next', () => {
+    const digits = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+    const randomPart = (id: string) => [...id.slice(-16)].reduce((value, digit) => value * 32n + BigInt(digits.indexOf(digit)), 0n);
+    const time = 1_900_000_000_000;
+    const sameMillisecond = Array.from({ length: 5 }, () => createSortableId('msg', time));
+    sameMillisecond.forEach((id, index) => expect(randomPart(id)).toBe(randomPart(sameMillisecond[0]!) + BigInt(index)));
+    const nextMilliseconds = Array.from({ length: 20 }, (_, index) => randomPart(createSortableId('msg', time + 1 + index)));
+    expect(new Set(nextMilliseconds).size).toBe(20);
+  });
+
   it('has the prefix and a fixed length', () => {
     expect(createSortableId('msg')).toMatch(/^msg_[0-9A-HJKMNP-TV-Z]{26}$/);
   });

@@ -1,63 +1,64 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+/** 40 bits: the random part is kept as two such halves, each exact in a double. */
+const HALF = 2 ** 40;
 
-let lastTime = 0;
-let lastRandom: Uint8Array = new Uint8Array(10);
+/**
+ * Random bytes are drawn in blocks: a call into the system's generator per millisecond cost more
+ * than the rest of the id.
+ */
+const randomPool = Buffer.alloc(4096);
+let poolOffset = randomPool.length;
 
-function encodeBase32(bytes: Uint8Array, length: number): string {
-  let bits = 0;
-  let value = 0;
-  let output = '';
-  for (const byte of bytes) {
-    value = (value << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      output += CROCKFORD[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-    value &= (1 << bits) - 1;
+function drawRandomHalf(): number {
+  if (poolOffset + 5 > randomPool.length) {
+    randomFillSync(randomPool);
+    poolOffset = 0;
   }
-  if (bits > 0) output += CROCKFORD[(value << (5 - bits)) & 31];
-  return output.slice(0, length);
+  const value = randomPool.readUIntBE(poolOffset, 5);
+  poolOffset += 5;
+  return value;
 }
 
-function encodeTime(time: number): string {
-  let remaining = time;
+/** Every pair of base32 digits (10 bits), so that encoding takes half as many steps. */
+const DIGIT_PAIRS = Array.from({ length: 1024 }, (_, value) => CROCKFORD[value >> 5]! + CROCKFORD[value & 31]!);
+
+/** `value` (below 2^(5 × digits), `digits` even) as base32 digits, most significant first. */
+function encodeBase32(value: number, digits: number): string {
+  let remaining = value;
   let output = '';
-  for (let index = 0; index < 10; index += 1) {
-    output = CROCKFORD[remaining % 32] + output;
-    remaining = Math.floor(remaining / 32);
+  for (let index = 0; index < digits; index += 2) {
+    output = DIGIT_PAIRS[remaining % 1024]! + output;
+    remaining = Math.floor(remaining / 1024);
   }
   return output;
 }
 
-function incrementRandom(bytes: Uint8Array): Uint8Array {
-  const next = new Uint8Array(bytes);
-  for (let index = next.length - 1; index >= 0; index -= 1) {
-    const byte = next[index] ?? 0;
-    if (byte < 255) {
-      next[index] = byte + 1;
-      return next;
-    }
-    next[index] = 0;
-  }
-  return next;
-}
+let lastTime = 0;
+let lastTimeText = '';
+let randomHigh = 0;
+let randomLow = 0;
 
 /**
  * A ULID-style identifier: 48-bit millisecond time then 80 random bits, Crockford base32.
- * Ids made in one process sort by creation time (monotonic within a millisecond), which lets
- * "newest first" listings order by id.
+ * Ids made in one process sort by creation time (monotonic within a millisecond: the random part
+ * counts up), which lets "newest first" listings order by id.
  */
 export function createSortableId(prefix: string, time: number = Date.now()): string {
   if (time <= lastTime) {
-    lastRandom = incrementRandom(lastRandom);
+    randomLow += 1;
+    if (randomLow === HALF) {
+      randomLow = 0;
+      randomHigh = (randomHigh + 1) % HALF;
+    }
   } else {
     lastTime = time;
-    lastRandom = new Uint8Array(randomBytes(10));
+    lastTimeText = encodeBase32(time, 10);
+    randomHigh = drawRandomHalf();
+    randomLow = drawRandomHalf();
   }
-  return `${prefix}_${encodeTime(lastTime)}${encodeBase32(lastRandom, 16)}`;
+  return `${prefix}_${lastTimeText}${encodeBase32(randomHigh, 8)}${encodeBase32(randomLow, 8)}`;
 }
 
 /** A random token of url-safe characters, for secrets such as API keys. */
