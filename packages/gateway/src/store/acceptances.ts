@@ -10,7 +10,7 @@
  *   2. existing message rows and their states (cancel's DELETEs, the dispatcher's outcome
  *      UPDATEs), all of them before anything below;
  *   3. quota reservation rows, sorted by (oa_id, day), all of them before any wallet, even when
- *      the transaction only adds to them (single sends lock theirs before charging);
+ *      the transaction only adds to them (on PostgreSQL single sends lock theirs before charging);
  *   4. wallets, sorted by workspace id;
  *   5. then only inserts of new rows (messages and their states, ledger entries, idempotency records).
  *
@@ -134,19 +134,30 @@ const lockQuotaRowStatement = compiledOnce<[string, string], { reserved: number 
   2,
 );
 
+const readQuotaRowStatement = compiledOnce<[string, string], { reserved: number }>(
+  (db, oaId, day) => db.selectFrom('quota_reservations').select('reserved').where('oa_id', '=', oaId).where('day', '=', day),
+  2,
+);
+
 /**
- * Step 3 of the lock order: locks every quota row these requests reserve from (creating the
- * missing ones), in sorted order, before any wallet is charged, and reads what is left of each.
- * An upsert per row (a group almost always has one): ON CONFLICT DO UPDATE locks an existing row
- * as FOR UPDATE would, and the rows are taken one after the other in sorted order.
+ * Step 3 of the lock order: what is left of each daily quota these requests reserve from, read
+ * before any wallet is charged.
+ * - PostgreSQL locks every such row (creating the missing ones), in sorted order, even where the
+ *   quota is not enforced: recordQuotaUse adds to it after the wallets. An upsert per row (a group
+ *   almost always has one): ON CONFLICT DO UPDATE locks an existing row as FOR UPDATE would.
+ * - SQLite already holds its one write lock (BEGIN IMMEDIATE), so it only reads the rows of
+ *   enforced quotas (batch, RSA), the only ones whose count is used.
  */
-async function lockQuotaRows(trx: Transaction, requests: AcceptanceRequest[]): Promise<QuotaLedger> {
+async function readRemainingQuota(trx: Transaction, dialect: Dialect, requests: AcceptanceRequest[]): Promise<QuotaLedger> {
   const keys = new Map<string, { oaId: string; day: string; dailyQuota: number }>();
-  for (const request of requests) keys.set(quotaId(request.quota.oaId, request.quota.day), request.quota);
+  for (const request of requests) {
+    if (dialect === 'postgres' || request.quota.enforce) keys.set(quotaId(request.quota.oaId, request.quota.day), request.quota);
+  }
   const remaining: QuotaLedger = new Map();
   for (const id of [...keys.keys()].sort()) {
     const quota = keys.get(id)!;
-    const [row] = await lockQuotaRowStatement(trx, quota.oaId, quota.day);
+    const read = dialect === 'postgres' ? lockQuotaRowStatement : readQuotaRowStatement;
+    const [row] = await read(trx, quota.oaId, quota.day);
     remaining.set(id, quota.dailyQuota - Number(row?.reserved ?? 0));
   }
   return remaining;
@@ -253,7 +264,7 @@ async function recordQuotaUse(trx: Transaction, charged: Charged[]): Promise<voi
     entry.count += acceptedCount;
     used.set(id, entry);
   }
-  // Rows locked already (lockQuotaRows); sorted all the same.
+  // On PostgreSQL, rows locked already (readRemainingQuota); sorted all the same.
   for (const id of [...used.keys()].sort()) {
     const entry = used.get(id)!;
     await addQuotaUseStatement(trx, entry.oaId, entry.day, entry.count);
@@ -284,14 +295,14 @@ export async function commitAcceptances(
     }
   }
   const open = requests.filter((request) => !outcomes.has(request));
-  // Only enforced quotas (batch, RSA) use the count read here, but every quota row is locked now,
-  // before the wallets (the lock order above), single sends' too.
-  const remainingQuota = await lockQuotaRows(trx, open);
+  const remainingQuota = await readRemainingQuota(trx, dialect, open);
 
   const byWorkspace = new Map<string, Pending[]>();
   for (const request of open) {
     const pending = { request, messages: messagesOf(request) };
-    byWorkspace.set(request.workspaceId, [...(byWorkspace.get(request.workspaceId) ?? []), pending]);
+    const pendings = byWorkspace.get(request.workspaceId);
+    if (pendings) pendings.push(pending);
+    else byWorkspace.set(request.workspaceId, [pending]);
   }
   const charged: Charged[] = [];
   // Sorted, so concurrent transactions always lock wallets in the same order.
