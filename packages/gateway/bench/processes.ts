@@ -123,7 +123,6 @@ export function meterProgramCpu(commandName: string, everyMs = 200): ProgramCpuM
 
 const OUTPUT_KEEP_CHARS = 16_000;
 
-/** The parent's environment without anything that configures a gateway (DATABASE_URL, TMS_*). */
 /** SIGTERM, then SIGKILL if the child has not exited within 20 s; resolves with its exit code. */
 export async function stopChild(child: ChildProcess, exited: Promise<number | null>): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
@@ -146,6 +145,7 @@ export function benchGatewayEnvironment(
   };
 }
 
+/** The parent's environment without anything that configures a gateway (DATABASE_URL, TMS_*). */
 export function neutralEnvironment(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) {
