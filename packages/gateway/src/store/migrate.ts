@@ -54,6 +54,24 @@ async function applyNextPending(run: MigrationRun, trx: Transaction): Promise<st
   return next.version;
 }
 
+/** Applies pending migrations, one transaction each, until none is left. */
+async function applyAllPending(run: MigrationRun): Promise<string[]> {
+  const appliedNow: string[] = [];
+  for (;;) {
+    run.attempting = null;
+    let version: string | null;
+    try {
+      version = await runInTransaction(run.store, (trx) => applyNextPending(run, trx));
+    } catch (error) {
+      if (run.attempting === null) throw error;
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(`migration ${run.attempting} failed and was rolled back (the migrations before it stay applied): ${reason}`, { cause: error });
+    }
+    if (version === null) return appliedNow;
+    appliedNow.push(version);
+  }
+}
+
 /**
  * Applies pending forward-only migrations, each in its own transaction with its schema_migrations
  * row: a failing migration is rolled back whole and the ones before it stay applied. Safe when
@@ -63,25 +81,13 @@ async function applyNextPending(run: MigrationRun, trx: Transaction): Promise<st
  */
 export async function migrate(store: Store, now: number = Date.now(), directory: string = MIGRATIONS_DIRECTORY): Promise<string[]> {
   const run: MigrationRun = { store, directory, migrations: readMigrationFiles(directory), now, attempting: null };
-  const appliedNow: string[] = [];
+  if (store.dialect !== 'sqlite') return applyAllPending(run);
   // A migration that builds an index sorts every row: with temporary storage in memory (the store's
   // setting, database.ts) SQLite would hold the whole sort in memory instead of spilling to files.
-  if (store.dialect === 'sqlite') await sql`PRAGMA temp_store = FILE`.execute(store.db);
+  await sql`PRAGMA temp_store = FILE`.execute(store.db);
   try {
-    for (;;) {
-      run.attempting = null;
-      let version: string | null;
-      try {
-        version = await runInTransaction(store, (trx) => applyNextPending(run, trx));
-      } catch (error) {
-        if (run.attempting === null) throw error;
-        const reason = error instanceof Error ? error.message : String(error);
-        throw new Error(`migration ${run.attempting} failed and was rolled back (the migrations before it stay applied): ${reason}`, { cause: error });
-      }
-      if (version === null) return appliedNow;
-      appliedNow.push(version);
-    }
+    return await applyAllPending(run);
   } finally {
-    if (store.dialect === 'sqlite') await sql`PRAGMA temp_store = ${sql.raw(SQLITE_TEMP_STORE)}`.execute(store.db);
+    await sql`PRAGMA temp_store = ${sql.raw(SQLITE_TEMP_STORE)}`.execute(store.db);
   }
 }
