@@ -3,6 +3,7 @@ import { refundMessages } from './acceptances.ts';
 import { compiledOnce } from './compiled-query.ts';
 import type { Dialect, Store, Transaction } from './database.ts';
 import { MESSAGE_RECORD_COLUMNS, selectMessageRecords } from './message-records.ts';
+import { PHONE_INDEX, sentToPhone } from './phone-index.ts';
 import type { Database, MessageRow, MessageStatus } from './schema.ts';
 
 /** One message of a workspace by its id, as findMessage runs it (the query-plan test explains this very query). */
@@ -39,12 +40,13 @@ export interface MessageFilter {
  * gateway runs no ANALYZE), and without them it prefers the index that yields created_at order
  * (messages_by_workspace_time) and filters row by row: a million rows read for a tracking_id, or
  * for a status no message has. Each of these indexes finds the filter's rows in created_at order
- * itself (the phone and tracking_id ones hold few rows per value, sorted after), so the newest
- * page is read and no more. PostgreSQL plans by its own statistics.
+ * itself (the tracking_id one holds few rows per value, sorted after; the phone one, the run of the
+ * number's last two digits, filtered inside the index), so the newest page is read and no more.
+ * PostgreSQL plans by its own statistics.
  */
 const SQLITE_INDEX_BY_FILTER: readonly [keyof MessageFilter, string, 'm' | 's'][] = [
   ['trackingId', 'messages_by_workspace_tracking', 'm'],
-  ['phone', 'messages_by_workspace_phone', 'm'],
+  ['phone', PHONE_INDEX, 'm'],
   ['templateId', 'messages_by_workspace_template', 'm'],
   ['status', 'message_states_by_workspace_status', 's'],
   ['oaId', 'messages_by_workspace_oa', 'm'],
@@ -71,7 +73,7 @@ export function listMessagesQuery(dialect: Dialect, workspaceId: string, filter:
   const drivingTable = sql.raw(driving);
   const conditions = [sql`${drivingTable}.workspace_id = ${workspaceId}`];
   if (filter.trackingId !== undefined) conditions.push(sql`m.tracking_id = ${filter.trackingId}`);
-  if (filter.phone !== undefined) conditions.push(sql`m.phone = ${filter.phone}`);
+  if (filter.phone !== undefined) conditions.push(sentToPhone(dialect, filter.phone));
   if (filter.status !== undefined) conditions.push(sql`s.status = ${filter.status}`);
   if (filter.templateId !== undefined) conditions.push(sql`m.template_id = ${filter.templateId}`);
   if (filter.oaId !== undefined) conditions.push(sql`${drivingTable}.oa_id = ${filter.oaId}`);

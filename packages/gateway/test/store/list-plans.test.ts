@@ -143,6 +143,20 @@ const MESSAGE_TABLES = '(?:messages|message_states|m|s)';
 const COLUMNS = ['workspace_id', 'id', 'status', 'tracking_id', 'phone', 'template_id', 'oa_id', 'created_at', 'provider_msg_id'];
 const columnsIn = (condition: string) => COLUMNS.filter((column) => new RegExp(`\\b${column}\\b`).test(condition));
 
+/**
+ * The columns a SQLite index search's condition names. SQLite prints a term on an expression of the
+ * index as `<expr>=?`; the terms follow the index's keys in order, so the n-th term is read from the
+ * n-th key of the index's definition (`substr(phone, -2)` names phone).
+ */
+async function searchedColumnsSqlite(db: Kysely<Database>, index: string, condition: string): Promise<string[]> {
+  const terms = condition.split(' AND ');
+  if (!terms.some((term) => term.startsWith('<expr>'))) return columnsIn(condition);
+  const definition = await sql<{ sql: string }>`SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ${index}`.execute(db);
+  const keyList = /\((.*)\)$/.exec(definition.rows[0]!.sql)![1]!;
+  const keys = keyList.split(/,\s*(?![^(]*\))/);
+  return columnsIn(terms.map((term, position) => (term.startsWith('<expr>') ? keys[position]! : term)).join(' AND '));
+}
+
 async function explainSqlite(db: Kysely<Database>, query: CompiledQuery): Promise<PlanReading> {
   const result = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`EXPLAIN QUERY PLAN ${query.sql}`, [...query.parameters]));
   const details = result.rows.map((row) => row.detail);
@@ -151,7 +165,7 @@ async function explainSqlite(db: Kysely<Database>, query: CompiledQuery): Promis
     // SEARCH s USING INDEX message_states_by_workspace_status (workspace_id=? AND status=?), the
     // table named by its alias in the statement (m: messages, s: message_states) or by its name.
     const search = new RegExp(`^SEARCH ${MESSAGE_TABLES} USING (?:COVERING )?INDEX (\\S+) \\((.*)\\)$`).exec(detail);
-    if (search) reading.searches.push({ index: search[1]!, columns: columnsIn(search[2]!) });
+    if (search) reading.searches.push({ index: search[1]!, columns: await searchedColumnsSqlite(db, search[1]!, search[2]!) });
     else if (new RegExp(`^SEARCH ${MESSAGE_TABLES} USING INTEGER PRIMARY KEY`).test(detail)) reading.searches.push({ index: 'rowid', columns: [] });
     else if (new RegExp(`^SCAN ${MESSAGE_TABLES}\\b`).test(detail)) reading.fullScans.push(detail);
     if (detail === 'USE TEMP B-TREE FOR ORDER BY') reading.sortsAll = true;
