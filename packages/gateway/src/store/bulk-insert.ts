@@ -50,7 +50,11 @@ export async function insertRows<Row extends object>(
     start += chunk.length;
     const parameters: unknown[] = [];
     for (const row of chunk) for (const column of columns) parameters.push(row[column] ?? null);
-    const text = `INSERT INTO ${table} (${columnList}) VALUES ${Array<string>(chunk.length).fill(tuple).join(',')}${suffix}`;
+    // OR FAIL, not SQLite's default ABORT: to undo a failed statement alone, ABORT keeps a
+    // statement journal, a copy of every page the statement is first to touch (hundreds for a
+    // batch's rows). Every caller runs in a transaction that rolls back whole on any error
+    // (runInTransaction), so rows a failed statement leaves behind never commit.
+    const text = `INSERT OR FAIL INTO ${table} (${columnList}) VALUES ${Array<string>(chunk.length).fill(tuple).join(',')}${suffix}`;
     const result = await trx.executeQuery<Record<string, unknown>>(CompiledQuery.raw(text, parameters));
     for (const row of result.rows) inserted.push(row);
   }

@@ -3,7 +3,7 @@ import { refundMessages } from './acceptances.ts';
 import { compiledOnce } from './compiled-query.ts';
 import type { Dialect, Store, Transaction } from './database.ts';
 import { MESSAGE_RECORD_COLUMNS, selectMessageRecords } from './message-records.ts';
-import { PHONE_INDEX, sentToPhone } from './phone-index.ts';
+import { SQLITE_PHONE_INDEX, sentToPhone } from './phone-index.ts';
 import type { Database, MessageRow, MessageStatus } from './schema.ts';
 
 /** One message of a workspace by its id, as findMessage runs it (the query-plan test explains this very query). */
@@ -46,7 +46,7 @@ export interface MessageFilter {
  */
 const SQLITE_INDEX_BY_FILTER: readonly [keyof MessageFilter, string, 'm' | 's'][] = [
   ['trackingId', 'messages_by_workspace_tracking', 'm'],
-  ['phone', PHONE_INDEX, 'm'],
+  ['phone', SQLITE_PHONE_INDEX, 'm'],
   ['templateId', 'messages_by_workspace_template', 'm'],
   ['status', 'message_states_by_workspace_status', 's'],
   ['oaId', 'messages_by_workspace_oa', 'm'],

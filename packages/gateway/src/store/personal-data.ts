@@ -10,7 +10,7 @@
  */
 import { sql, type RawBuilder } from 'kysely';
 import { runInTransaction, type Dialect, type Store, type Transaction } from './database.ts';
-import { PHONE_INDEX, sentToPhone } from './phone-index.ts';
+import { SQLITE_PHONE_INDEX, sentToPhone } from './phone-index.ts';
 
 /** What template_data holds once erased. */
 export const ERASED_TEMPLATE_DATA = 'null';
@@ -99,7 +99,7 @@ export async function erasePersonalDataWindow(store: Store, scope: WorkspacePurg
   if (scope.phone !== undefined) conditions.push(sentToPhone(store.dialect, scope.phone));
   if (scope.createdBefore !== undefined) conditions.push(sql`m.created_at < ${scope.createdBefore}`);
   if (input.after !== null) conditions.push(sql`(m.created_at > ${input.after.createdAt} OR (m.created_at = ${input.after.createdAt} AND m.id > ${input.after.id}))`);
-  const index = scope.phone !== undefined ? PHONE_INDEX : 'messages_by_workspace_time';
+  const index = scope.phone !== undefined ? SQLITE_PHONE_INDEX : 'messages_by_workspace_time';
   const table = store.dialect === 'sqlite' ? sql`messages m INDEXED BY ${sql.id(index)}` : sql`messages m`;
   return runInTransaction(store, async (trx) => {
     const window = await sql<{ id: string; created_at: number; status: string; holding: number | boolean }>`

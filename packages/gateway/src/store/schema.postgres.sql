@@ -130,7 +130,7 @@ CREATE TABLE messages (
   CONSTRAINT messages_pkey PRIMARY KEY (id)
 );
 CREATE INDEX messages_by_workspace_oa ON public.messages USING btree (workspace_id, oa_id, created_at);
-CREATE INDEX messages_by_workspace_phone_suffix ON public.messages USING btree (workspace_id, "right"(phone, 2), created_at, id) INCLUDE (phone);
+CREATE INDEX messages_by_workspace_phone ON public.messages USING btree (workspace_id, phone);
 CREATE INDEX messages_by_workspace_template ON public.messages USING btree (workspace_id, template_id, created_at);
 CREATE INDEX messages_by_workspace_time ON public.messages USING btree (workspace_id, created_at, id);
 CREATE INDEX messages_by_workspace_tracking ON public.messages USING btree (workspace_id, tracking_id);

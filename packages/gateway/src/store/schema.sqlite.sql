@@ -123,7 +123,7 @@ CREATE TABLE "messages" (
   created_at bigint NOT NULL
 );
 CREATE INDEX messages_by_workspace_oa ON messages (workspace_id, oa_id, created_at);
-CREATE INDEX messages_by_workspace_phone_suffix ON messages (workspace_id, substr(phone, -2), created_at, id, phone);
+CREATE INDEX messages_by_workspace_phone_suffix ON messages (workspace_id, phone % 100, created_at, id, phone);
 CREATE INDEX messages_by_workspace_template ON messages (workspace_id, template_id, created_at);
 CREATE INDEX messages_by_workspace_time ON messages (workspace_id, created_at, id);
 CREATE INDEX messages_by_workspace_tracking ON messages (workspace_id, tracking_id);
