@@ -153,10 +153,10 @@ async function readRemainingQuota(trx: Transaction, dialect: Dialect, requests: 
   for (const request of requests) {
     if (dialect === 'postgres' || request.quota.enforce) keys.set(quotaId(request.quota.oaId, request.quota.day), request.quota);
   }
+  const read = dialect === 'postgres' ? lockQuotaRowStatement : readQuotaRowStatement;
   const remaining: QuotaLedger = new Map();
   for (const id of [...keys.keys()].sort()) {
     const quota = keys.get(id)!;
-    const read = dialect === 'postgres' ? lockQuotaRowStatement : readQuotaRowStatement;
     const [row] = await read(trx, quota.oaId, quota.day);
     remaining.set(id, quota.dailyQuota - Number(row?.reserved ?? 0));
   }
