@@ -9,7 +9,13 @@ export { parseMasterKey } from './master-key.ts';
 
 export type DatabaseConfig =
   | { kind: 'sqlite'; file: string }
-  | { kind: 'postgres'; url: string; poolSize: number };
+  | {
+      kind: 'postgres';
+      url: string;
+      poolSize: number;
+      /** Whether repeated statements are prepared by name on each connection (true when absent). */
+      preparedStatements?: boolean;
+    };
 
 export interface Config {
   readonly database: DatabaseConfig;
@@ -117,7 +123,7 @@ export function parseConfig(env: Environment = process.env): Config {
   const database: DatabaseConfig =
     values.DATABASE_URL === null
       ? { kind: 'sqlite', file: resolve(dataDir, 'tms.sqlite') }
-      : { kind: 'postgres', url: values.DATABASE_URL, poolSize: values.TMS_PG_POOL_SIZE };
+      : { kind: 'postgres', url: values.DATABASE_URL, poolSize: values.TMS_PG_POOL_SIZE, preparedStatements: values.TMS_PG_PREPARED_STATEMENTS };
   return Object.freeze({
     database,
     dataDir,

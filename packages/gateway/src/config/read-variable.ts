@@ -58,13 +58,12 @@ export function readVariable<V extends Variable>(name: string, variable: V, env:
 function readAnyVariable(name: string, variable: Variable, env: Environment): ValueOf<Variable> {
   const raw = env[name];
   const unset = raw === undefined || raw === '';
+  const applies = !('onlyWith' in variable) || variable.onlyWith === undefined || Boolean(env[variable.onlyWith]);
   switch (variable.kind) {
-    case 'integer': {
-      const applies = variable.onlyWith === undefined || Boolean(env[variable.onlyWith]);
+    case 'integer':
       return unset || !applies ? variable.default : readInteger(name, raw, variable.min, variable.max);
-    }
     case 'boolean':
-      return unset ? variable.default : readBoolean(name, raw);
+      return unset || !applies ? variable.default : readBoolean(name, raw);
     case 'choice': {
       if (unset) return variable.default;
       if (!variable.choices.includes(raw)) throw new ConfigError(name, `must be ${describeAcceptedValues(variable)}; got "${raw}"`);

@@ -23,6 +23,8 @@ export interface IntegerVariable extends Documented {
 export interface BooleanVariable extends Documented {
   readonly kind: 'boolean';
   readonly default: boolean;
+  /** Read only when this other variable is set; otherwise the default applies and the value is not checked. */
+  readonly onlyWith?: string;
 }
 
 /** One word out of a closed list. */

@@ -74,6 +74,13 @@ export const CONFIG_VARIABLES = {
     onlyWith: 'DATABASE_URL',
     meaning: 'PostgreSQL connections per process',
   },
+  TMS_PG_PREPARED_STATEMENTS: {
+    kind: 'boolean',
+    default: true,
+    onlyWith: 'DATABASE_URL',
+    meaning:
+      "Statements the gateway runs repeatedly are prepared once per connection (named), not parsed and planned on every run: about half of PostgreSQL's CPU per single send. `false` behind a connection pooler that cannot keep prepared statements (PgBouncer in transaction mode before 1.21)",
+  },
   TMS_LOG_LEVEL: {
     kind: 'choice',
     default: 'info',

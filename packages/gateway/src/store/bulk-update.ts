@@ -11,6 +11,7 @@
  */
 import { sql, type RawBuilder } from 'kysely';
 import type { Dialect, Transaction } from './database.ts';
+import { PLANNED_PER_RUN } from './postgres-prepared-statements.ts';
 
 export type BulkValueType = 'text' | 'bigint' | 'integer';
 
@@ -53,8 +54,10 @@ export async function updateRows<Returned = unknown>(trx: Transaction, dialect: 
   const returned: Returned[] = [];
   for (let start = 0; start < update.rows.length; start += ROWS_PER_STATEMENT) {
     const json = JSON.stringify(update.rows.slice(start, start + ROWS_PER_STATEMENT));
+    // Planned per run: joining a batch to a table by id is best done through the table's index once
+    // the table holds more than a few pages, which a plan made while it was small does not know.
     const result = await sql<Returned>`
-      UPDATE ${sql.raw(table)} SET ${update.set}
+      ${PLANNED_PER_RUN} UPDATE ${sql.raw(table)} SET ${update.set}
       FROM ${rowsSource(dialect, update.types, json)}
       WHERE ${sql.raw(table)}.id = x.id ${where}
       ${returning}`.execute(trx);

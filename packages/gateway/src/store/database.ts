@@ -10,6 +10,7 @@ import { openSqliteDatabase, type SqliteConnection } from './sqlite-driver.ts';
 import { startWalCheckpoints } from './wal-checkpoints.ts';
 import { WalSync } from './wal-sync.ts';
 import { WriteLock } from './write-lock.ts';
+import { StatementNames, isStalePreparedStatement, runNamedStatements } from './postgres-prepared-statements.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -134,31 +135,38 @@ function openSqlite(file: string, options: StoreOptions): Store {
   return { db, dialect: 'sqlite', waitUntilDurable: () => walSync.sync(), close };
 }
 
-function openPostgres(url: string, poolSize: number): Store {
-  const pool = new (loadPostgresDriver().Pool)({ connectionString: url, max: poolSize });
+function openPostgres({ url, poolSize, preparedStatements = true }: Extract<DatabaseConfig, { kind: 'postgres' }>): Store {
+  // A connection lives 10 minutes at most: its prepared statements go with it, and the generic plans
+  // PostgreSQL chose for them are chosen again for the tables as they are now, whether or not
+  // autovacuum has analysed them since.
+  const pool = new (loadPostgresDriver().Pool)({ connectionString: url, max: poolSize, maxLifetimeSeconds: 600 });
+  const statementNames = preparedStatements ? new StatementNames() : null;
   // A connection that PostgreSQL closes (restart, failover, pg_terminate_backend, idle timeout) is
   // reported as an 'error' event: by the pool for an idle client, by the client itself when it is
   // checked out between two queries. Unheard, the event is thrown and takes the whole process down.
   // Nothing is lost by listening: a query on that client fails through its own promise (the
   // transaction rolls back), the pool discards the client and the next query connects anew.
   pool.on('error', () => undefined);
-  pool.on('connect', (client) => client.on('error', () => undefined));
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+    if (statementNames) runNamedStatements(client, statementNames);
+  });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', waitUntilDurable: () => Promise.resolve(), close: () => db.destroy() };
 }
 
 /** Opens the store for this thread (the options concern SQLite only). */
 export function openStore(config: DatabaseConfig, options: StoreOptions = {}): Store {
-  return config.kind === 'sqlite' ? openSqlite(config.file, options) : openPostgres(config.url, config.poolSize);
+  return config.kind === 'sqlite' ? openSqlite(config.file, options) : openPostgres(config);
 }
 
 const RETRYABLE_POSTGRES_CODES = new Set(['40P01', '40001']);
 const MAX_TRANSACTION_ATTEMPTS = 5;
 
-/** A PostgreSQL deadlock or serialisation failure: the work may be run again as it was. */
+/** A PostgreSQL deadlock, serialisation failure or stale prepared statement: the work may be run again as it was. */
 export function isRetryableConflict(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && RETRYABLE_POSTGRES_CODES.has(code);
+  return (typeof code === 'string' && RETRYABLE_POSTGRES_CODES.has(code)) || isStalePreparedStatement(error);
 }
 
 export interface TransactionOptions {

@@ -4,6 +4,7 @@ import { compiledOnce } from './compiled-query.ts';
 import type { Dialect, Store, Transaction } from './database.ts';
 import { MESSAGE_RECORD_COLUMNS, selectMessageRecords } from './message-records.ts';
 import { SQLITE_PHONE_INDEX, sentToPhone } from './phone-index.ts';
+import { PLANNED_PER_RUN } from './postgres-prepared-statements.ts';
 import type { Database, MessageRow, MessageStatus } from './schema.ts';
 
 /** One message of a workspace by its id, as findMessage runs it (the query-plan test explains this very query). */
@@ -87,7 +88,7 @@ export function listMessagesQuery(dialect: Dialect, workspaceId: string, filter:
       ? sql`message_states s${index}`
       : sql`messages m${index}${filter.status !== undefined ? sql` JOIN message_states s ON s.id = m.id` : sql``}`;
   return sql<MessageRow>`
-    SELECT ${MESSAGE_RECORD_COLUMNS} FROM (
+    SELECT ${PLANNED_PER_RUN} ${MESSAGE_RECORD_COLUMNS} FROM (
       SELECT ${drivingTable}.id, ${drivingTable}.created_at FROM ${tables} WHERE ${sql.join(conditions, sql` AND `)}
       ORDER BY ${drivingTable}.created_at DESC, ${drivingTable}.id DESC LIMIT ${page.limit + 1} OFFSET ${page.offset}
     ) AS page

@@ -14,6 +14,7 @@ import { insertRows } from './bulk-insert.ts';
 import { runInTransaction, type Store } from './database.ts';
 import { claimDueRows, writeUnderClaim, type ClaimedRows } from './queue-claims.ts';
 import type { ApiKeyRow, Database, WebhookAttemptRow, WebhookDeliveryRow, WebhookDeliveryStatus } from './schema.ts';
+import { PLANNED_PER_RUN } from './postgres-prepared-statements.ts';
 
 export type ClaimedDelivery = Pick<
   WebhookDeliveryRow,
@@ -137,7 +138,7 @@ export interface DeliveryFilter {
 
 /** Newest first. */
 export async function listDeliveries(db: Kysely<Database>, filter: DeliveryFilter): Promise<WebhookDeliveryRow[]> {
-  let query = db.selectFrom('webhook_deliveries').selectAll();
+  let query = db.selectFrom('webhook_deliveries').modifyFront(PLANNED_PER_RUN).selectAll();
   if (filter.workspaceId !== undefined) query = query.where('workspace_id', '=', filter.workspaceId);
   if (filter.status !== undefined) query = query.where('status', '=', filter.status);
   if (filter.since !== undefined) query = query.where('created_at', '>=', filter.since);

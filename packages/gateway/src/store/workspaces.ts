@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { createSortableId } from '../lib/ids.ts';
 import { runInTransaction, type Store } from './database.ts';
 import type { Database, LedgerRow, WorkspaceRow } from './schema.ts';
+import { PLANNED_PER_RUN } from './postgres-prepared-statements.ts';
 
 export async function insertWorkspace(
   db: Kysely<Database>,
@@ -94,6 +95,7 @@ export async function listLedger(
 ): Promise<LedgerRow[]> {
   return db
     .selectFrom('wallet_ledger')
+    .modifyFront(PLANNED_PER_RUN)
     .selectAll()
     .where('workspace_id', '=', workspaceId)
     .orderBy('id', 'desc')
@@ -111,7 +113,7 @@ export async function listLedgerAfter(
   workspaceId: string,
   input: { afterId: string | null; from?: number; to?: number; limit: number },
 ): Promise<LedgerRow[]> {
-  let query = db.selectFrom('wallet_ledger').selectAll().where('workspace_id', '=', workspaceId);
+  let query = db.selectFrom('wallet_ledger').modifyFront(PLANNED_PER_RUN).selectAll().where('workspace_id', '=', workspaceId);
   if (input.afterId !== null) query = query.where('id', '>', input.afterId);
   if (input.from !== undefined) query = query.where('created_at', '>=', input.from);
   if (input.to !== undefined) query = query.where('created_at', '<=', input.to);

@@ -94,7 +94,7 @@ describe('parseConfig', () => {
   it('takes PostgreSQL from DATABASE_URL with both secrets', () => {
     const url = 'postgres://tms:pw@db.internal:5432/tms';
     const config = parseConfig({ DATABASE_URL: url, TMS_ADMIN_TOKEN: ADMIN_TOKEN, TMS_MASTER_KEY: MASTER_KEY_HEX, TMS_PG_POOL_SIZE: '25' });
-    expect(config.database).toEqual({ kind: 'postgres', url, poolSize: 25 });
+    expect(config.database).toEqual({ kind: 'postgres', url, poolSize: 25, preparedStatements: true });
     expect(parseConfig({ DATABASE_URL: 'postgresql://x/y', TMS_ADMIN_TOKEN: ADMIN_TOKEN, TMS_MASTER_KEY: MASTER_KEY_HEX }).database.kind).toBe('postgres');
   });
 
