@@ -125,6 +125,21 @@ describe.each(STORE_KINDS)('RSA ciphertext on disk after the send (%s)', (kind) 
       const path = (await sql<{ path: string }>`SELECT pg_relation_filepath('messages') AS path`.execute(db)).rows[0]!.path;
       return relationFiles(join(dataDirectory, path));
     };
+    // VACUUM FULL copies a dead row version that a transaction still open may see, so wait until
+    // every transaction in this database began after the erase; on a loaded machine the worker's
+    // may still be open.
+    const afterErase = (await sql<{ xid: string }>`SELECT xid(pg_current_xact_id())::text AS xid`.execute(db)).rows[0]!.xid;
+    await waitFor(
+      async () =>
+        (
+          await sql<{ pid: number; query: string }>`
+            SELECT pid, query FROM pg_stat_activity
+            WHERE datname = current_database() AND pid <> pg_backend_pid()
+              AND (age(backend_xid) > age(${afterErase}::xid) OR age(backend_xmin) > age(${afterErase}::xid))`.execute(db)
+        ).rows,
+      (olderTransactions) => olderTransactions.length === 0,
+      'the transactions open during the erase to end',
+    );
     // An UPDATE leaves the old row version in the heap; VACUUM would free its space but not zero it.
     // Rewriting the table drops every dead version with the old file.
     await sql`VACUUM FULL messages`.execute(db);
