@@ -172,13 +172,19 @@ function messageColumns(messages: MessageRow[], columns: readonly (keyof Message
  * reads its first row. The locks are taken by SELECT … FOR UPDATE, which in READ COMMITTED waits
  * for a row's concurrent writer and returns its newest version, so the decision reads what the
  * general path would read under the same locks.
+ *
+ * A group without Idempotency-Keys (the common case) gets a text without the idempotency steps.
+ * Prepared, a generic plan assumes ten rows for every unnest; with ten idempotency index probes
+ * priced in, PostgreSQL judged the generic plan dearer than planning afresh on a store of some
+ * size, and planned each run (measured: half a millisecond a group on 5,000,000 messages).
  */
 function statementOf(plan: GroupPlan, now: number): CompiledQuery {
   const { records, quotas, charges, messages, ledger } = plan;
   const parameters = new Parameters();
   const at = parameters.add(now, 'bigint');
-  const recordWorkspaces = parameters.column(records, (row) => row.workspace_id, 'text[]');
-  const recordKeys = parameters.column(records, (row) => row.idempotency_key, 'text[]');
+  const withKeys = records.length > 0;
+  const recordWorkspaces = withKeys ? parameters.column(records, (row) => row.workspace_id, 'text[]') : '';
+  const recordKeys = withKeys ? parameters.column(records, (row) => row.idempotency_key, 'text[]') : '';
   const quotaOaIds = parameters.column(quotas, (quota) => quota.oaId, 'text[]');
   const quotaDays = parameters.column(quotas, (quota) => quota.day, 'text[]');
   const quotaAdded = parameters.column(quotas, (quota) => quota.added, 'bigint[]');
@@ -187,20 +193,25 @@ function statementOf(plan: GroupPlan, now: number): CompiledQuery {
   const walletCounts = parameters.column(charges, (charge) => charge.count, 'bigint[]');
   const fits = '(SELECT fits FROM decision)';
 
-  const steps = [
-    // 1. The request's own idempotency records: expired ones go (so the key can be stored again),
-    // live ones mean someone else did this request.
-    `expired_keys AS (
+  const steps: string[] = [];
+  if (withKeys) {
+    steps.push(
+      // 1. The request's own idempotency records: expired ones go (so the key can be stored again),
+      // live ones mean someone else did this request.
+      `expired_keys AS (
       DELETE FROM idempotency_records USING unnest(${recordWorkspaces}, ${recordKeys}) AS claim(workspace_id, idempotency_key)
       WHERE idempotency_records.workspace_id = claim.workspace_id AND idempotency_records.idempotency_key = claim.idempotency_key
         AND idempotency_records.expires_at <= ${at}
       RETURNING 1
     )`,
-    `live_keys AS (
+      `live_keys AS (
       SELECT 1 FROM idempotency_records JOIN unnest(${recordWorkspaces}, ${recordKeys}) AS claim(workspace_id, idempotency_key)
         ON idempotency_records.workspace_id = claim.workspace_id AND idempotency_records.idempotency_key = claim.idempotency_key
       WHERE idempotency_records.expires_at > ${at}
     )`,
+    );
+  }
+  steps.push(
     // 3. Quota rows, in the order given; what is left of each is read under the lock.
     `quota_rows AS (
       SELECT quota_reservations.reserved, quota.reserved_at_most
@@ -208,7 +219,7 @@ function statementOf(plan: GroupPlan, now: number): CompiledQuery {
         ${parameters.column(quotas, (quota) => (quota.neededByEnforced > 0 ? quota.dailyQuota - quota.neededByEnforced : null), 'bigint[]')})
         WITH ORDINALITY AS quota(oa_id, day, reserved_at_most, position)
       JOIN quota_reservations ON quota_reservations.oa_id = quota.oa_id AND quota_reservations.day = quota.day
-      WHERE (SELECT count(*) FROM expired_keys) >= 0
+      ${withKeys ? 'WHERE (SELECT count(*) FROM expired_keys) >= 0' : ''}
       ORDER BY quota.position
       FOR UPDATE OF quota_reservations
     )`,
@@ -224,8 +235,8 @@ function statementOf(plan: GroupPlan, now: number): CompiledQuery {
       FOR NO KEY UPDATE OF workspaces
     )`,
     `decision AS (
-      SELECT NOT EXISTS (SELECT 1 FROM live_keys)
-        AND (SELECT count(*) FROM quota_rows WHERE reserved_at_most IS NULL OR reserved <= reserved_at_most) = ${parameters.add(quotas.length, 'bigint')}
+      SELECT ${withKeys ? 'NOT EXISTS (SELECT 1 FROM live_keys) AND' : ''}
+        (SELECT count(*) FROM quota_rows WHERE reserved_at_most IS NULL OR reserved <= reserved_at_most) = ${parameters.add(quotas.length, 'bigint')}
         AND (SELECT count(*) FROM wallets WHERE pays) = ${parameters.add(charges.length, 'bigint')} AS fits
     )`,
     // 5. The writes, only when everything fits: rows locked above, then new rows.
@@ -250,9 +261,12 @@ function statementOf(plan: GroupPlan, now: number): CompiledQuery {
         AS entry(id, workspace_id, amount, charged_after, message_count, reference)
       JOIN charged ON charged.id = entry.workspace_id
     )`,
-    // A plain INSERT: a record that another transaction stored since the check above is a unique
-    // violation, which fails the whole statement (the writer then retries request by request).
-    `new_keys AS (
+  );
+  if (withKeys) {
+    steps.push(
+      // A plain INSERT: a record that another transaction stored since the check above is a unique
+      // violation, which fails the whole statement (the writer then retries request by request).
+      `new_keys AS (
       INSERT INTO idempotency_records (workspace_id, idempotency_key, request_hash, result, created_at, expires_at)
       SELECT workspace_id, idempotency_key, request_hash, result, ${at}, expires_at
       FROM unnest(${recordWorkspaces}, ${recordKeys}, ${parameters.column(records, (row) => row.request_hash, 'text[]')},
@@ -260,7 +274,8 @@ function statementOf(plan: GroupPlan, now: number): CompiledQuery {
         AS claim(workspace_id, idempotency_key, request_hash, result, expires_at)
       WHERE ${fits}
     )`,
-  ];
+    );
+  }
   if (messages.length > 0) {
     const sent = new Map<keyof MessageRow, string>();
     for (const [table, names] of [['messages', ACCEPTED_MESSAGE_COLUMNS], ['message_states', MESSAGE_STATE_COLUMNS]] as const) {
