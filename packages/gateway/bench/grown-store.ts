@@ -31,7 +31,7 @@
  *    TMS_BENCH_SECONDS (10) after TMS_BENCH_WARMUP_SECONDS (2), as bench/load.ts; every 202 is
  *    looked up in the store afterwards.
  * (TMS_BENCH_GROWN_PARTS, e.g. "reads,dispatch", runs only those parts; all three by default.)
- * Dispatch and acceptance run TMS_BENCH_GROWN_ROUNDS (2) times on each store, empty and grown in
+ * Dispatch and acceptance run TMS_BENCH_GROWN_ROUNDS (4) times on each store, empty and grown in
  * turn (ABBA, so a drift of the machine's load weighs on both alike); the medians are compared,
  * rates and CPU time per message. Target: the grown store within 10% of the empty one.
  *

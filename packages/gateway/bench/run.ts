@@ -46,7 +46,7 @@
  * on a store of TMS_BENCH_GROWN_MESSAGES (5000000) messages, TMS_BENCH_GROWN_BUSIEST (1000000) in
  * the workspace read and the rest over TMS_BENCH_GROWN_WORKSPACES (19) others
  * (TMS_BENCH_GROWN_REQUESTS, 200, per read); single sends and dispatch
- * (TMS_BENCH_GROWN_DISPATCH_MESSAGES, 20000) on it and on an empty store, TMS_BENCH_GROWN_ROUNDS (2)
+ * (TMS_BENCH_GROWN_DISPATCH_MESSAGES, 20000) on it and on an empty store, TMS_BENCH_GROWN_ROUNDS (4)
  * runs each; TMS_BENCH_GROWN_KEEP_DATABASE=1 keeps the grown databases.
  */
 import { execFileSync } from 'node:child_process';
@@ -420,7 +420,7 @@ async function main(): Promise<void> {
         busiest: integerSetting('TMS_BENCH_GROWN_BUSIEST', 1_000_000),
         otherWorkspaces: integerSetting('TMS_BENCH_GROWN_WORKSPACES', 19),
         requests: integerSetting('TMS_BENCH_GROWN_REQUESTS', 200),
-        rounds: integerSetting('TMS_BENCH_GROWN_ROUNDS', 2),
+        rounds: integerSetting('TMS_BENCH_GROWN_ROUNDS', 4),
         parts: new Set(GROWN_PARTS.filter((part) => (process.env.TMS_BENCH_GROWN_PARTS ?? GROWN_PARTS.join(',')).split(',').includes(part))),
         dispatchMessages: integerSetting('TMS_BENCH_GROWN_DISPATCH_MESSAGES', 20_000),
         dispatchTimeoutSeconds: DISPATCH_TIMEOUT_SECONDS,
