@@ -135,6 +135,8 @@ export interface BulkSink {
   run(statement: string, parameters: Cell[]): Promise<void>;
   /** After growing: what a long-running database would have done by now. */
   finish(): Promise<void>;
+  /** What `finish` does, for the report. */
+  readonly finishing: string;
   close(): Promise<void>;
 }
 
@@ -171,6 +173,7 @@ export function sqliteSink(file: string): BulkSink {
     finish: async () => {
       db.pragma('wal_checkpoint(TRUNCATE)');
     },
+    finishing: 'checkpoint',
     close: async () => {
       db.close();
     },
@@ -221,6 +224,7 @@ export async function postgresSink(url: string): Promise<BulkSink> {
       await client.query('VACUUM ANALYZE');
       await client.query('CHECKPOINT');
     },
+    finishing: 'vacuum, analyse and checkpoint',
     close: async () => {
       await client.end();
     },
