@@ -10,7 +10,8 @@ import type { Dialect } from './database.ts';
  * whole numbers inside the index (1% of the workspace at most, never the table). The key is
  * arithmetic, not a function such as substr(): SQLite gives every multi-row statement that calls a
  * function a statement journal, a copy of each page it touches. PostgreSQL keeps its index by the
- * whole number: its commits log changed rows, not whole pages, and the wider index measured slower.
+ * whole number, then created_at: its commits log changed rows, not whole pages, and an index by the
+ * number's ending measured slower there.
  */
 export const SQLITE_PHONE_INDEX = 'messages_by_workspace_phone_suffix';
 
