@@ -77,7 +77,7 @@ describe('splitSqliteStatements', () => {
       expect(statements.length, name).toBeGreaterThan(0);
       for (const statement of statements) {
         const withoutComments = statement.replace(/^(\s*--[^\n]*\n)+/, '').trim();
-        expect(withoutComments, `${name}: ${statement}`).toMatch(/^(CREATE|ALTER|DROP|INSERT|UPDATE|DELETE)\b[\s\S]*;$/);
+        expect(withoutComments, `${name}: ${statement}`).toMatch(/^(CREATE|ALTER|DROP|INSERT|UPDATE|DELETE|SELECT)\b[\s\S]*;$/);
       }
     }
   });
