@@ -31,7 +31,7 @@ interface PlannedRead {
   compile(db: Kysely<Database>, dialect: Store['dialect']): CompiledQuery;
   /** Columns that must appear in the condition of the index search on messages. */
   searchedBy: string[];
-  /** The whole workspace must not be sorted: the index gives the order (unfiltered pages, deep offsets). */
+  /** What it reads must not be sorted whole: the index gives the order (unfiltered pages, deep offsets, and the filters whose index holds the time). */
   ordered: boolean;
 }
 
