@@ -29,6 +29,20 @@ export function describeCpuByProcess(phase: LoopPhase): string {
   return parts.map(([name, microseconds]) => `${name} ${microseconds.toFixed(0)}`).join(' + ');
 }
 
+/**
+ * "; gateway ÷ simulator CPU 4.1×": the gateway's CPU per message over the simulator's, in the same
+ * run. This machine's speed swings by half from one minute to the next, and moves both alike; the
+ * simulator's code is the same in every run, so this ratio shows a change to the gateway's CPU of a
+ * few percent that the absolute figures hide. Empty when the run has no simulator.
+ */
+export function describeGatewayToSimulatorCpu(phase: LoopPhase): string {
+  const byProcess = phase.cpuMicrosecondsPerMessageByProcess;
+  const simulator = byProcess?.simulator;
+  if (!byProcess || !simulator) return '';
+  const gateway = Object.entries(byProcess).reduce((sum, [name, microseconds]) => (name === 'simulator' ? sum : sum + microseconds), 0);
+  return `; gateway ÷ simulator CPU ${(gateway / simulator).toFixed(2)}×`;
+}
+
 export async function measureLoopPhase(input: {
   label: LoopPhase['label'];
   messages: number;

@@ -35,7 +35,7 @@ import { insertRows } from '../src/store/bulk-insert.ts';
 import { runInTransaction } from '../src/store/database.ts';
 import type { WebhookDeliveryRow } from '../src/store/schema.ts';
 import { benchGatewayEnvironment, freePort, lastLines, localDatabaseServer, neutralEnvironment, readCpuSeconds, readPeakRssMb, spawnChild, startServer, type Child, type ServerProcess } from './processes.ts';
-import { describeCpuByProcess, measureLoopPhase, type LoopPhase } from './loop-phase.ts';
+import { describeCpuByProcess, describeGatewayToSimulatorCpu, measureLoopPhase, type LoopPhase } from './loop-phase.ts';
 import { phoneOf } from './phones.ts';
 import { fmt } from './report.ts';
 import { startBenchReceiver, type BenchReceiver } from './webhook-receiver.ts';
@@ -350,7 +350,7 @@ async function runLoop(scenario: WebhookScenario, context: WebhookContext, recei
         say,
       });
       result.phases.push(phase);
-      say(`  ${label}: ${phase.perSecond.toFixed(0)} msg/s (${phase.seconds.toFixed(2)} s, accepted in ${phase.acceptSeconds.toFixed(2)} s), ${fmt(phase.cpuMicrosecondsPerMessage)} µs CPU/msg (${describeCpuByProcess(phase)})${databaseCpuNote(phase)}`);
+      say(`  ${label}: ${phase.perSecond.toFixed(0)} msg/s (${phase.seconds.toFixed(2)} s, accepted in ${phase.acceptSeconds.toFixed(2)} s), ${fmt(phase.cpuMicrosecondsPerMessage)} µs CPU/msg (${describeCpuByProcess(phase)}${describeGatewayToSimulatorCpu(phase)})${databaseCpuNote(phase)}`);
     }
     const cold = result.phases[0]!;
     result.seconds = cold.seconds;

@@ -33,6 +33,8 @@ function refilled(bucket: Bucket, now: number): number {
 
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
+  /** The key of the bucket at the end of the map (when it is still there). */
+  private mostRecentKey: string | null = null;
 
   constructor(
     private readonly defaults: { perSecond: number; burst: number },
@@ -60,9 +62,15 @@ export class RateLimiter {
     bucket.burst = burst;
     bucket.tokens = refilled(bucket, now);
     bucket.updatedAt = now;
-    // Re-inserted so the map stays in order of last use.
-    this.buckets.delete(key);
-    this.buckets.set(key, bucket);
+    // Re-inserted so the map stays in order of last use, unless it is the last used already. A
+    // delete and set per request makes V8 rebuild the map's table every few requests, and a table
+    // that has grown old is rebuilt in the old generation: garbage for a full collection.
+    if (!known) this.buckets.set(key, bucket);
+    else if (this.mostRecentKey !== key) {
+      this.buckets.delete(key);
+      this.buckets.set(key, bucket);
+    }
+    this.mostRecentKey = key;
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
       return { retryAfterSeconds: 0, limit: perSecond, remaining: Math.floor(bucket.tokens) };
