@@ -105,7 +105,9 @@ async function serve(roles: { api: boolean; worker: boolean }, withDemo: boolean
   const writeLock = workersInThread && config.database.kind === 'sqlite' ? new WriteLock() : null;
   // Only an event loop that serves the API alone fsyncs on itself: see worker-thread-main.ts.
   const walFsyncs = roles.api && (!roles.worker || workersInThread) ? 'adaptive' : 'thread-pool';
-  const runtime = await createRuntime(config, { log, writeLock: writeLock ?? undefined, walCheckpoints: 'background', walFsyncs });
+  // With a workers' thread, the WAL checkpoints run there (worker-thread-main.ts): a thread of their own would cost memory.
+  const walCheckpoints = writeLock ? 'elsewhere' : 'background';
+  const runtime = await createRuntime(config, { log, writeLock: writeLock ?? undefined, walCheckpoints, walFsyncs });
   await requireReadableSecrets(runtime);
   const operator = runtime.contextFor({ kind: 'operator' });
   // Before the API takes a request, so every download copy there is one an earlier process left.

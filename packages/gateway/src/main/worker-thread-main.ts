@@ -26,8 +26,9 @@ const log = pino({ level: config.logLevel }, output).child({ thread: 'workers' }
 const runtime = await createRuntime(config, {
   log,
   writeLock: data.writeLockBuffer ? new WriteLock(data.writeLockBuffer) : undefined,
-  // The API thread's store runs the checkpoints of the process.
-  walCheckpoints: 'elsewhere',
+  // The process's WAL checkpoints, between the workers' own tasks: a round takes a few
+  // milliseconds twice a second, and a thread of their own would cost about 15 MB.
+  walCheckpoints: 'this-thread',
   // The workers' event loop also reads the platform's and the receivers' answers: their fsyncs wait
   // on libuv's pool. On the event loop they made the full loop no faster (README, Benchmarks).
   walFsyncs: 'thread-pool',

@@ -7,7 +7,7 @@ import type { DatabaseConfig } from '../config/config.ts';
 import type { Database } from './schema.ts';
 import { DurableSqliteDialect } from './sqlite-dialect.ts';
 import { openSqliteDatabase, type SqliteConnection } from './sqlite-driver.ts';
-import { startWalCheckpoints } from './wal-checkpoints.ts';
+import { runWalCheckpointsHere, startWalCheckpoints } from './wal-checkpoints.ts';
 import { WalSync } from './wal-sync.ts';
 import { WriteLock } from './write-lock.ts';
 import { StatementNames, isStalePreparedStatement, runNamedStatements } from './postgres-prepared-statements.ts';
@@ -57,9 +57,11 @@ export interface StoreOptions {
    * SQLite: who copies the write-ahead log into the database file (see wal-checkpoints.ts).
    * 'on-commit' (SQLite's own way): the commit that makes the log pass 1,000 pages, on its thread.
    * 'background': a thread this store starts and stops (sharing writeLock, or a lock of its own).
-   * 'elsewhere': the background thread of another store in this process.
+   * 'this-thread': rounds on this thread's event loop, on a connection of their own (writeLock
+   * required: the store of another thread of this process writes too).
+   * 'elsewhere': the rounds of another store in this process.
    */
-  walCheckpoints?: 'on-commit' | 'background' | 'elsewhere';
+  walCheckpoints?: 'on-commit' | 'background' | 'this-thread' | 'elsewhere';
   /**
    * SQLite: where a write's fsync of the write-ahead log runs (see WalSync). 'adaptive' (the
    * default): on the event loop while the disk answers fast, else on libuv's thread pool.
@@ -98,8 +100,8 @@ function switchToWriteAheadLog(raw: SqliteConnection): void {
 
 function openSqlite(file: string, options: StoreOptions): Store {
   const walCheckpoints = options.walCheckpoints ?? 'on-commit';
-  // The checkpoint thread holds this store's writers back through the lock while it finishes a round.
-  const writeLock = options.writeLock ?? (walCheckpoints === 'background' ? new WriteLock() : null);
+  // The checkpoint rounds hold this store's writers back through the lock while they finish a round.
+  const writeLock = options.writeLock ?? (walCheckpoints === 'background' || walCheckpoints === 'this-thread' ? new WriteLock() : null);
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const raw = openSqliteDatabase(file);
   switchToWriteAheadLog(raw);
@@ -127,7 +129,13 @@ function openSqlite(file: string, options: StoreOptions): Store {
   if (walCheckpoints !== 'on-commit') raw.pragma('wal_autocheckpoint = 0');
   const walSync = new WalSync(file, { mode: options.walFsyncs });
   const db = new Kysely<Database>({ dialect: new DurableSqliteDialect(raw, walSync, writeLock) });
-  const checkpoints = walCheckpoints === 'background' && writeLock ? startWalCheckpoints(file, writeLock, options.onCheckpointFailure ?? (() => undefined)) : null;
+  const onCheckpointFailure = options.onCheckpointFailure ?? (() => undefined);
+  const checkpoints =
+    walCheckpoints === 'background' && writeLock
+      ? startWalCheckpoints(file, writeLock, onCheckpointFailure)
+      : walCheckpoints === 'this-thread' && writeLock
+        ? runWalCheckpointsHere(file, writeLock, onCheckpointFailure)
+        : null;
   const close = async (): Promise<void> => {
     await checkpoints?.stop();
     await db.destroy();
