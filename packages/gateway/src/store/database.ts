@@ -7,7 +7,7 @@ import type { DatabaseConfig } from '../config/config.ts';
 import type { Database } from './schema.ts';
 import { DurableSqliteDialect } from './sqlite-dialect.ts';
 import { openSqliteDatabase, type SqliteConnection } from './sqlite-driver.ts';
-import { runWalCheckpointsHere, startWalCheckpoints } from './wal-checkpoints.ts';
+import { runWalCheckpointsHere, startWalCheckpoints, type WalCheckpoints } from './wal-checkpoints.ts';
 import { WalSync } from './wal-sync.ts';
 import { WriteLock } from './write-lock.ts';
 import { StatementNames, isStalePreparedStatement, runNamedStatements } from './postgres-prepared-statements.ts';
@@ -57,8 +57,8 @@ export interface StoreOptions {
    * SQLite: who copies the write-ahead log into the database file (see wal-checkpoints.ts).
    * 'on-commit' (SQLite's own way): the commit that makes the log pass 1,000 pages, on its thread.
    * 'background': a thread this store starts and stops (sharing writeLock, or a lock of its own).
-   * 'this-thread': rounds on this thread's event loop, on a connection of their own (writeLock
-   * required: the store of another thread of this process writes too).
+   * 'this-thread': rounds on this thread's event loop, on a connection of their own (sharing
+   * writeLock, or a lock of its own).
    * 'elsewhere': the rounds of another store in this process.
    */
   walCheckpoints?: 'on-commit' | 'background' | 'this-thread' | 'elsewhere';
@@ -98,6 +98,13 @@ function switchToWriteAheadLog(raw: SqliteConnection): void {
   }
 }
 
+/** The checkpoint rounds this store runs itself, if any: on a thread of their own, or on this one. */
+function startCheckpoints(mode: StoreOptions['walCheckpoints'], file: string, writeLock: WriteLock, onFailure: (error: Error) => void): WalCheckpoints | null {
+  if (mode === 'background') return startWalCheckpoints(file, writeLock, onFailure);
+  if (mode === 'this-thread') return runWalCheckpointsHere(file, writeLock, onFailure);
+  return null;
+}
+
 function openSqlite(file: string, options: StoreOptions): Store {
   const walCheckpoints = options.walCheckpoints ?? 'on-commit';
   // The checkpoint rounds hold this store's writers back through the lock while they finish a round.
@@ -129,13 +136,7 @@ function openSqlite(file: string, options: StoreOptions): Store {
   if (walCheckpoints !== 'on-commit') raw.pragma('wal_autocheckpoint = 0');
   const walSync = new WalSync(file, { mode: options.walFsyncs });
   const db = new Kysely<Database>({ dialect: new DurableSqliteDialect(raw, walSync, writeLock) });
-  const onCheckpointFailure = options.onCheckpointFailure ?? (() => undefined);
-  const checkpoints =
-    walCheckpoints === 'background' && writeLock
-      ? startWalCheckpoints(file, writeLock, onCheckpointFailure)
-      : walCheckpoints === 'this-thread' && writeLock
-        ? runWalCheckpointsHere(file, writeLock, onCheckpointFailure)
-        : null;
+  const checkpoints = writeLock ? startCheckpoints(walCheckpoints, file, writeLock, options.onCheckpointFailure ?? (() => undefined)) : null;
   const close = async (): Promise<void> => {
     await checkpoints?.stop();
     await db.destroy();
