@@ -47,11 +47,10 @@ export function createAcceptanceWriter(store: Store, clock: () => number): Accep
       maxItems: MAX_REQUESTS_PER_GROUP,
       maxWeight: MAX_MESSAGES_PER_GROUP,
       weigh: (request) => Math.max(1, countMessages(request)),
-      // A group locks the wallet row of each workspace in it until it commits, so a second group of
-      // the same workspace would only queue on that lock (measured: 4 groups in flight regardless
-      // of workspace were slower than 1). One group per workspace, several workspaces at once.
-      // SQLite has one writer: one group at a time.
-      ...(store.dialect === 'postgres' ? { partitionOf: (request) => request.workspaceId, maxInFlight: POSTGRES_GROUPS_IN_FLIGHT } : { maxInFlight: 1 }),
+      // PostgreSQL: groups of one workspace too, since a group inserts its messages before it
+      // locks the workspace's quota and wallet rows (store/acceptances-postgres.ts). SQLite has
+      // one writer: one group at a time.
+      ...(store.dialect === 'postgres' ? { maxInFlight: POSTGRES_GROUPS_IN_FLIGHT } : { maxInFlight: 1 }),
     },
   );
 }

@@ -20,6 +20,7 @@ const POSTGRES_ADMIN_URL = process.env.TMS_TEST_DATABASE_URL;
 
 interface Scratch {
   store: Store;
+  url: string;
   drop(): Promise<void>;
 }
 
@@ -34,6 +35,7 @@ async function openScratchStore(): Promise<Scratch> {
   await migrate(store, 0);
   return {
     store,
+    url: url.toString(),
     drop: async () => {
       await store.close();
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -268,5 +270,46 @@ describe.runIf(POSTGRES_ADMIN_URL)('acceptance in one statement on PostgreSQL', 
     }
     expect(counts.inOneStatement).toBeGreaterThan(5);
     expect(counts.generalPath).toBeGreaterThan(5);
+  });
+
+  it("inserts a group's messages before it locks the workspace's quota and wallet rows, so two groups of one workspace insert at once", async () => {
+    clock += 1_000;
+    const now = clock;
+    const group = [request({ workspaceId: RICH, messages: 2, enforce: true }, now)];
+    const firstMessage = (group[0]!.recipients[0] as { message: MessageRow }).message;
+    const client = async () => {
+      const connection = new pg.Client({ connectionString: viaStatement.url });
+      await connection.connect();
+      return connection;
+    };
+    const [inserting, locking] = await Promise.all([client(), client()]);
+    try {
+      // Another transaction holds an uncommitted row with the group's first id: the statement's
+      // insert waits for it, and whatever the statement has locked by then stays locked meanwhile.
+      await inserting.query('BEGIN');
+      await inserting.query(
+        `INSERT INTO messages (id, workspace_id, api_key_id, tracking_id, mode, source, template_id, oa_id, template_data, price, created_at)
+         VALUES ($1, $2, 'key_1', 'held', 'plain', 'api', 'tpl_1', $3, '{}', 0, 0)`,
+        [firstMessage.id, RICH, firstMessage.oa_id],
+      );
+      const committing = commitAcceptancesInOneStatement(viaStatement.store, group, now);
+      for (let waited = 0; ; waited += 1) {
+        const { rows } = await locking.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'WITH%'");
+        if (rows[0]!.n === 1) break;
+        if (waited > 200) throw new Error('the statement never waited on the held row');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await locking.query('BEGIN');
+      await locking.query('SELECT 1 FROM quota_reservations WHERE oa_id = $1 AND day = $2 FOR UPDATE NOWAIT', [firstMessage.oa_id, DAY]);
+      await locking.query('SELECT 1 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE NOWAIT', [RICH]);
+      await locking.query('ROLLBACK');
+      await inserting.query('ROLLBACK');
+      const outcomes = await committing;
+      expect(outcomes).not.toBeNull();
+      expect(outcomes).toEqual(await runInTransaction(viaGeneralPath.store, (trx) => commitAcceptances(trx, 'postgres', group, now)));
+      expect(await snapshot(viaStatement.store)).toEqual(await snapshot(viaGeneralPath.store));
+    } finally {
+      await Promise.all([inserting.end(), locking.end()]);
+    }
   });
 });

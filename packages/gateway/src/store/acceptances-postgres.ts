@@ -11,12 +11,16 @@
  *   - every quota row exists already (the general path creates a day's row), and every enforced
  *     daily quota covers every message of its requests;
  *   - every workspace's wallet pays for all of its requests in the group at once (balance and cap).
- * One statement then takes the general path's locks in its order (expired idempotency records,
- * quota rows sorted, wallets sorted), reads under them whether the plan holds, and only if it does
- * makes exactly the writes the general path would make in that case. Otherwise it writes nothing
- * but the removal of expired records (which the general path repeats), and the caller commits the
- * group the general way, which decides request by request, so one request's 402 never affects
- * another. Either way the statement is a transaction of its own: it commits as it answers.
+ * One statement first inserts the group's messages, which locks nothing another transaction
+ * waits for, then takes the general path's locks in its order (expired idempotency records, quota
+ * rows sorted, wallets sorted), reads under them whether the plan holds, and only if it does makes
+ * the rest of the writes the general path would make in that case. So two groups of one workspace
+ * insert side by side, in two server processes, and queue on its quota and wallet rows only for
+ * the short end of the statement (with the locks first, a second group waited through the first
+ * one's inserts, and each workspace had one group in flight). When the plan does not hold, the
+ * statement fails on purpose and takes back everything it wrote, and the caller commits the group
+ * the general way, which decides request by request, so one request's 402 never affects another.
+ * The statement is a transaction of its own: it commits as it answers.
  */
 import { CompiledQuery } from 'kysely';
 import { createSortableId } from '../lib/ids.ts';
@@ -24,6 +28,7 @@ import { messagesOf, priceOf, quotaId, resultOf, type AcceptanceOutcome, type Ac
 import { isRetryableConflict, type Store } from './database.ts';
 import { idempotencyKeyId, idempotencyRecordOf } from './idempotency.ts';
 import { ACCEPTED_MESSAGE_COLUMNS, MESSAGE_STATE_COLUMNS } from './message-records.ts';
+import { toPostgresArrayLiteral, type ArrayElement } from './postgres-array-literal.ts';
 import type { IdempotencyRecordRow, MessageRow } from './schema.ts';
 
 interface QuotaPlan {
@@ -141,8 +146,8 @@ class Parameters {
   }
 
   /** One array parameter: a column of `rows`. */
-  column<Row>(rows: Row[], pick: (row: Row) => unknown, type: 'text[]' | 'bigint[]'): string {
-    return this.add(rows.map(pick), type);
+  column<Row>(rows: Row[], pick: (row: Row) => ArrayElement, type: 'text[]' | 'bigint[]'): string {
+    return this.add(toPostgresArrayLiteral(rows.map(pick)), type);
   }
 }
 
@@ -211,6 +216,20 @@ function statementOf(plan: GroupPlan, now: number): CompiledQuery {
     )`,
     );
   }
+  const inserted: string[] = [];
+  if (messages.length > 0) {
+    const sent = new Map<keyof MessageRow, string>();
+    for (const [table, names] of [['messages', ACCEPTED_MESSAGE_COLUMNS], ['message_states', MESSAGE_STATE_COLUMNS]] as const) {
+      const columns = messageColumns(messages, names, parameters, sent);
+      steps.push(`new_${table} AS (
+      INSERT INTO ${table} (${columns.map((column) => column.name).join(', ')})
+      SELECT * FROM unnest(${columns.map((column) => column.parameter).join(', ')})
+      RETURNING 1
+    )`);
+      inserted.push(`(SELECT count(*) FROM new_${table})`);
+    }
+  }
+  const gates = [...(withKeys ? ['(SELECT count(*) FROM expired_keys)'] : []), ...inserted];
   steps.push(
     // 3. Quota rows, in the order given; what is left of each is read under the lock.
     `quota_rows AS (
@@ -219,7 +238,7 @@ function statementOf(plan: GroupPlan, now: number): CompiledQuery {
         ${parameters.column(quotas, (quota) => (quota.neededByEnforced > 0 ? quota.dailyQuota - quota.neededByEnforced : null), 'bigint[]')})
         WITH ORDINALITY AS quota(oa_id, day, reserved_at_most, position)
       JOIN quota_reservations ON quota_reservations.oa_id = quota.oa_id AND quota_reservations.day = quota.day
-      ${withKeys ? 'WHERE (SELECT count(*) FROM expired_keys) >= 0' : ''}
+      ${gates.length > 0 ? `WHERE ${gates.join(' + ')} >= 0` : ''}
       ORDER BY quota.position
       FOR UPDATE OF quota_reservations
     )`,
@@ -276,18 +295,18 @@ function statementOf(plan: GroupPlan, now: number): CompiledQuery {
     )`,
     );
   }
-  if (messages.length > 0) {
-    const sent = new Map<keyof MessageRow, string>();
-    for (const [table, names] of [['messages', ACCEPTED_MESSAGE_COLUMNS], ['message_states', MESSAGE_STATE_COLUMNS]] as const) {
-      const columns = messageColumns(messages, names, parameters, sent);
-      steps.push(`new_${table} AS (
-      INSERT INTO ${table} (${columns.map((column) => column.name).join(', ')})
-      SELECT * FROM unnest(${columns.map((column) => column.parameter).join(', ')})
-      WHERE ${fits}
-    )`);
-    }
-  }
-  return CompiledQuery.raw(`WITH ${steps.join(',\n')}\nSELECT fits FROM decision`, parameters.values);
+  return CompiledQuery.raw(`WITH ${steps.join(',\n')}\nSELECT CAST(CASE WHEN fits THEN 'true' ELSE '${DOES_NOT_FIT}' END AS boolean) AS fits FROM decision`, parameters.values);
+}
+
+/**
+ * How the statement fails when the plan does not hold. Plain SQL cannot raise an error of its own,
+ * but a cast of this text to boolean fails with invalid_text_representation (22P02), naming it.
+ */
+const DOES_NOT_FIT = 'acceptance-group-does-not-fit';
+
+function isPlanRefusal(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === '22P02' && typeof message === 'string' && message.includes(DOES_NOT_FIT);
 }
 
 const MAX_ATTEMPTS = 5;
@@ -305,6 +324,7 @@ export async function commitAcceptancesInOneStatement(store: Store, requests: Ac
       const { rows } = await store.db.executeQuery<{ fits: boolean }>(statement);
       return rows[0]?.fits === true ? plan.outcomes : null;
     } catch (error) {
+      if (isPlanRefusal(error)) return null;
       // A deadlock or serialisation failure rolled the statement back whole: run it again.
       if (attempt >= MAX_ATTEMPTS || !isRetryableConflict(error)) throw error;
     }
