@@ -16,6 +16,21 @@ export interface GroupCommitOptions<Item> {
    */
   maxInFlight?: number;
   /**
+   * Items of one partition (e.g. one workspace, whose rows a commit locks) are never in two groups
+   * committing at once, and commit in the order they were submitted: a group takes items only of
+   * partitions with nothing in flight, so they gather into the next group instead of queueing on
+   * the partition's locks in many small ones, and with maxInFlight above 1 the groups of other
+   * partitions commit alongside.
+   */
+  partitionOf?(item: Item): string;
+  /**
+   * Items exempt from their partition's turn: they join a group whether or not their partition
+   * has one in flight, and do not hold back its other items. For items whose commit is mostly work
+   * that runs side by side with another group's (a large batch's inserts), not the wait for the
+   * partition's locks.
+   */
+  overlaps?(item: Item): boolean;
+  /**
    * How long a group waits for more items after the first one arrives (default 0: only those
    * already parsed in this turn of the event loop). For work nobody waits on interactively
    * (platform events, webhook outcomes), a few milliseconds make far fewer, larger commits.
@@ -31,6 +46,8 @@ export interface GroupCommitOptions<Item> {
 export class GroupCommitter<Item, Outcome> {
   private pending: Pending<Item, Outcome>[] = [];
   private inFlight = 0;
+  /** Partitions with items in a group that is committing, and how many such groups. */
+  private readonly busyPartitions = new Map<string, number>();
   private scheduled = false;
   private idleWaiters: (() => void)[] = [];
 
@@ -66,9 +83,12 @@ export class GroupCommitter<Item, Outcome> {
     const maxInFlight = this.options.maxInFlight ?? 1;
     while (this.pending.length > 0 && this.inFlight < maxInFlight) {
       const group = this.takeGroup();
+      if (group.length === 0) break;
+      const partitions = this.claimPartitions(group);
       this.inFlight += 1;
       void this.commit(group).finally(() => {
         this.inFlight -= 1;
+        this.releasePartitions(partitions);
         this.pump();
       });
     }
@@ -89,17 +109,48 @@ export class GroupCommitter<Item, Outcome> {
     return this.pending.length === 0 && this.inFlight === 0 && !this.scheduled;
   }
 
-  /** The next group: the oldest pending items, within the limits. */
+  /** The next group: pending items in submission order, skipping those waiting for their partition's turn, within the limits. */
   private takeGroup(): Pending<Item, Outcome>[] {
+    const { partitionOf } = this.options;
     let weight = 0;
-    let count = 0;
-    while (count < this.pending.length && count < this.options.maxItems) {
-      const next = this.options.weigh(this.pending[count]!.item);
-      if (count > 0 && weight + next > this.options.maxWeight) break;
+    const taken: Pending<Item, Outcome>[] = [];
+    const left: Pending<Item, Outcome>[] = [];
+    for (let index = 0; index < this.pending.length; index += 1) {
+      const entry = this.pending[index]!;
+      if (taken.length >= this.options.maxItems) {
+        left.push(...this.pending.slice(index));
+        break;
+      }
+      if (partitionOf && !this.options.overlaps?.(entry.item) && this.busyPartitions.has(partitionOf(entry.item))) {
+        left.push(entry);
+        continue;
+      }
+      const next = this.options.weigh(entry.item);
+      if (taken.length > 0 && weight + next > this.options.maxWeight) {
+        left.push(...this.pending.slice(index));
+        break;
+      }
       weight += next;
-      count += 1;
+      taken.push(entry);
     }
-    return this.pending.splice(0, count);
+    this.pending = left;
+    return taken;
+  }
+
+  private claimPartitions(group: Pending<Item, Outcome>[]): string[] {
+    const { partitionOf } = this.options;
+    if (!partitionOf) return [];
+    const partitions = [...new Set(group.filter((entry) => !this.options.overlaps?.(entry.item)).map((entry) => partitionOf(entry.item)))];
+    for (const partition of partitions) this.busyPartitions.set(partition, (this.busyPartitions.get(partition) ?? 0) + 1);
+    return partitions;
+  }
+
+  private releasePartitions(partitions: string[]): void {
+    for (const partition of partitions) {
+      const count = (this.busyPartitions.get(partition) ?? 1) - 1;
+      if (count === 0) this.busyPartitions.delete(partition);
+      else this.busyPartitions.set(partition, count);
+    }
   }
 
   private async commit(group: Pending<Item, Outcome>[]): Promise<void> {

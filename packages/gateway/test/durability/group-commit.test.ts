@@ -213,4 +213,76 @@ describe('GroupCommitter', () => {
     await committer.drain();
     expect(running).toBe(0);
   });
+  it('never commits two groups of one partition at once: its items wait, in order, while other partitions commit alongside', async () => {
+    const calls: string[][] = [];
+    const running = new Map<string, number>();
+    let overlapped = false;
+    const releases: (() => void)[] = [];
+    const commit = async (group: string[]) => {
+      calls.push(group);
+      const partitions = new Set(group.map((item) => item[0]!));
+      for (const partition of partitions) {
+        if (running.get(partition)) overlapped = true;
+        running.set(partition, (running.get(partition) ?? 0) + 1);
+      }
+      await new Promise<void>((resolve) => releases.push(resolve));
+      for (const partition of partitions) running.set(partition, running.get(partition)! - 1);
+      return group.map((item) => `outcome-${item}`);
+    };
+    const committer = new GroupCommitter(commit, { maxItems: 100, maxWeight: 100, weigh: () => 1, maxInFlight: 4, partitionOf: (item: string) => item[0]! });
+    const first = committer.submit('a0');
+    await turns(3);
+    expect(calls).toEqual([['a0']]);
+    // While a's group commits, b and c go in a group of their own; a's next items wait for it.
+    const later = ['a1', 'b2', 'a3', 'c4'].map((item) => committer.submit(item));
+    await turns(3);
+    expect(calls).toEqual([['a0'], ['b2', 'c4']]);
+    releases.shift()!();
+    expect(await first).toBe('outcome-a0');
+    await turns(3);
+    expect(calls).toEqual([['a0'], ['b2', 'c4'], ['a1', 'a3']]);
+    while (releases.length > 0) {
+      releases.shift()!();
+      await turns(3);
+    }
+    expect(await Promise.all(later)).toEqual(['outcome-a1', 'outcome-b2', 'outcome-a3', 'outcome-c4']);
+    expect(overlapped).toBe(false);
+    await committer.drain();
+  });
+
+  it("commits items that overlap while their partition has a group in flight, without holding back the partition's other items", async () => {
+    const calls: string[][] = [];
+    const releases: (() => void)[] = [];
+    const commit = async (group: string[]) => {
+      calls.push(group);
+      await new Promise<void>((resolve) => releases.push(resolve));
+      return group.map((item) => `outcome-${item}`);
+    };
+    // Items named in capitals (large ones) overlap; partitions are the first letter, either case.
+    const committer = new GroupCommitter(commit, {
+      maxItems: 100,
+      maxWeight: 100,
+      weigh: () => 1,
+      maxInFlight: 4,
+      partitionOf: (item: string) => item[0]!.toLowerCase(),
+      overlaps: (item: string) => item[0] === item[0]!.toUpperCase(),
+    });
+    const first = committer.submit('a0');
+    await turns(3);
+    // a's small items wait for a0's group; its large ones go at once, each in the next group.
+    const second = ['a1', 'A2', 'A3'].map((item) => committer.submit(item));
+    await turns(3);
+    expect(calls).toEqual([['a0'], ['A2', 'A3']]);
+    // A large group in flight does not hold back a's small items once a0's group is done.
+    releases.shift()!();
+    expect(await first).toBe('outcome-a0');
+    await turns(3);
+    expect(calls).toEqual([['a0'], ['A2', 'A3'], ['a1']]);
+    while (releases.length > 0) {
+      releases.shift()!();
+      await turns(3);
+    }
+    expect(await Promise.all(second)).toEqual(['outcome-a1', 'outcome-A2', 'outcome-A3']);
+    await committer.drain();
+  });
 });
