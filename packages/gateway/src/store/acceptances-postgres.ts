@@ -28,7 +28,7 @@ import { messagesOf, priceOf, quotaId, resultOf, type AcceptanceOutcome, type Ac
 import { isRetryableConflict, type Store } from './database.ts';
 import { idempotencyKeyId, idempotencyRecordOf } from './idempotency.ts';
 import { ACCEPTED_MESSAGE_COLUMNS, MESSAGE_STATE_COLUMNS } from './message-records.ts';
-import { toPostgresArrayLiteral, type ArrayElement } from './postgres-array-literal.ts';
+import { toPostgresBigintArray, toPostgresTextArray } from './postgres-array-literal.ts';
 import type { IdempotencyRecordRow, MessageRow } from './schema.ts';
 
 interface QuotaPlan {
@@ -145,9 +145,14 @@ class Parameters {
     return `$${this.values.length}::${type}`;
   }
 
-  /** One array parameter: a column of `rows`. */
-  column<Row>(rows: Row[], pick: (row: Row) => ArrayElement, type: 'text[]' | 'bigint[]'): string {
-    return this.add(toPostgresArrayLiteral(rows.map(pick)), type);
+  /** One array parameter: a column of text of `rows`. */
+  text<Row>(rows: Row[], pick: (row: Row) => string | null): string {
+    return this.add(toPostgresTextArray(rows.map(pick)), 'text[]');
+  }
+
+  /** One array parameter: a column of whole numbers of `rows`. */
+  bigint<Row>(rows: Row[], pick: (row: Row) => number | null): string {
+    return this.add(toPostgresBigintArray(rows.map(pick)), 'bigint[]');
   }
 }
 
@@ -162,7 +167,10 @@ function messageColumns(messages: MessageRow[], columns: readonly (keyof Message
     if (sample === undefined) continue;
     let parameter = sent.get(name);
     if (parameter === undefined) {
-      parameter = parameters.column(messages, (message) => message[name] ?? null, typeof sample === 'number' ? 'bigint[]' : 'text[]');
+      parameter =
+        typeof sample === 'number'
+          ? parameters.bigint(messages, (message) => (message[name] as number | null | undefined) ?? null)
+          : parameters.text(messages, (message) => (message[name] as string | null | undefined) ?? null);
       sent.set(name, parameter);
     }
     set.push({ name, parameter });
@@ -188,14 +196,14 @@ function statementOf(plan: GroupPlan, now: number): CompiledQuery {
   const parameters = new Parameters();
   const at = parameters.add(now, 'bigint');
   const withKeys = records.length > 0;
-  const recordWorkspaces = withKeys ? parameters.column(records, (row) => row.workspace_id, 'text[]') : '';
-  const recordKeys = withKeys ? parameters.column(records, (row) => row.idempotency_key, 'text[]') : '';
-  const quotaOaIds = parameters.column(quotas, (quota) => quota.oaId, 'text[]');
-  const quotaDays = parameters.column(quotas, (quota) => quota.day, 'text[]');
-  const quotaAdded = parameters.column(quotas, (quota) => quota.added, 'bigint[]');
-  const walletIds = parameters.column(charges, (charge) => charge.workspaceId, 'text[]');
-  const walletAmounts = parameters.column(charges, (charge) => charge.amount, 'bigint[]');
-  const walletCounts = parameters.column(charges, (charge) => charge.count, 'bigint[]');
+  const recordWorkspaces = withKeys ? parameters.text(records, (row) => row.workspace_id) : '';
+  const recordKeys = withKeys ? parameters.text(records, (row) => row.idempotency_key) : '';
+  const quotaOaIds = parameters.text(quotas, (quota) => quota.oaId);
+  const quotaDays = parameters.text(quotas, (quota) => quota.day);
+  const quotaAdded = parameters.bigint(quotas, (quota) => quota.added);
+  const walletIds = parameters.text(charges, (charge) => charge.workspaceId);
+  const walletAmounts = parameters.bigint(charges, (charge) => charge.amount);
+  const walletCounts = parameters.bigint(charges, (charge) => charge.count);
   const fits = '(SELECT fits FROM decision)';
 
   const steps: string[] = [];
@@ -235,7 +243,7 @@ function statementOf(plan: GroupPlan, now: number): CompiledQuery {
     `quota_rows AS (
       SELECT quota_reservations.reserved, quota.reserved_at_most
       FROM unnest(${quotaOaIds}, ${quotaDays},
-        ${parameters.column(quotas, (quota) => (quota.neededByEnforced > 0 ? quota.dailyQuota - quota.neededByEnforced : null), 'bigint[]')})
+        ${parameters.bigint(quotas, (quota) => (quota.neededByEnforced > 0 ? quota.dailyQuota - quota.neededByEnforced : null))})
         WITH ORDINALITY AS quota(oa_id, day, reserved_at_most, position)
       JOIN quota_reservations ON quota_reservations.oa_id = quota.oa_id AND quota_reservations.day = quota.day
       ${gates.length > 0 ? `WHERE ${gates.join(' + ')} >= 0` : ''}
@@ -274,9 +282,9 @@ function statementOf(plan: GroupPlan, now: number): CompiledQuery {
     `new_ledger AS (
       INSERT INTO wallet_ledger (id, workspace_id, kind, amount, balance_after, message_count, reference, created_at)
       SELECT entry.id, entry.workspace_id, 'charge', entry.amount, charged.balance + entry.charged_after, entry.message_count, entry.reference, ${at}
-      FROM unnest(${parameters.column(ledger, (entry) => entry.id, 'text[]')}, ${parameters.column(ledger, (entry) => entry.workspaceId, 'text[]')},
-        ${parameters.column(ledger, (entry) => entry.amount, 'bigint[]')}, ${parameters.column(ledger, (entry) => entry.chargedAfter, 'bigint[]')},
-        ${parameters.column(ledger, (entry) => entry.messageCount, 'bigint[]')}, ${parameters.column(ledger, (entry) => entry.reference, 'text[]')})
+      FROM unnest(${parameters.text(ledger, (entry) => entry.id)}, ${parameters.text(ledger, (entry) => entry.workspaceId)},
+        ${parameters.bigint(ledger, (entry) => entry.amount)}, ${parameters.bigint(ledger, (entry) => entry.chargedAfter)},
+        ${parameters.bigint(ledger, (entry) => entry.messageCount)}, ${parameters.text(ledger, (entry) => entry.reference)})
         AS entry(id, workspace_id, amount, charged_after, message_count, reference)
       JOIN charged ON charged.id = entry.workspace_id
     )`,
@@ -288,8 +296,8 @@ function statementOf(plan: GroupPlan, now: number): CompiledQuery {
       `new_keys AS (
       INSERT INTO idempotency_records (workspace_id, idempotency_key, request_hash, result, created_at, expires_at)
       SELECT workspace_id, idempotency_key, request_hash, result, ${at}, expires_at
-      FROM unnest(${recordWorkspaces}, ${recordKeys}, ${parameters.column(records, (row) => row.request_hash, 'text[]')},
-        ${parameters.column(records, (row) => row.result, 'text[]')}, ${parameters.column(records, (row) => row.expires_at, 'bigint[]')})
+      FROM unnest(${recordWorkspaces}, ${recordKeys}, ${parameters.text(records, (row) => row.request_hash)},
+        ${parameters.text(records, (row) => row.result)}, ${parameters.bigint(records, (row) => row.expires_at)})
         AS claim(workspace_id, idempotency_key, request_hash, result, expires_at)
       WHERE ${fits}
     )`,
