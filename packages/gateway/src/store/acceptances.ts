@@ -15,6 +15,9 @@
  *   5. then only inserts of new rows (messages and their states, ledger entries, idempotency records).
  *
  * A transaction may skip a step but never go back to an earlier one. Top-ups lock only a wallet.
+ * Inserts of rows with new ids lock nothing another transaction waits for, so they may also come
+ * before step 3: the one-statement path on PostgreSQL inserts its messages first, so that groups of
+ * one workspace insert side by side (acceptances-postgres.ts).
  * SQLite takes its single write lock at BEGIN IMMEDIATE, so the order costs it nothing.
  */
 import { sql } from 'kysely';
