@@ -10,14 +10,37 @@ const MAX_MESSAGES_PER_GROUP = 5_000;
 const MAX_REQUESTS_PER_GROUP = 500;
 
 /**
+ * How long a workspace's groups go straight the general way after one of them did not fit in one
+ * statement. That statement inserted all of its messages before it found out, then rolled them back:
+ * a workspace out of money or of daily quota would otherwise pay that, and leave the dead rows, on
+ * every batch it sends.
+ */
+const GENERAL_PATH_AFTER_REFUSAL_MS = 1_000;
+
+/** Workspaces whose last one-statement group did not fit, with the time until which they skip it. */
+class RecentRefusals {
+  private readonly until = new Map<string, number>();
+
+  has(requests: AcceptanceRequest[], now: number): boolean {
+    return this.until.size > 0 && requests.some((request) => (this.until.get(request.workspaceId) ?? 0) > now);
+  }
+
+  remember(requests: AcceptanceRequest[], now: number): void {
+    for (const [workspaceId, until] of this.until) if (until <= now) this.until.delete(workspaceId);
+    for (const request of requests) this.until.set(request.workspaceId, now + GENERAL_PATH_AFTER_REFUSAL_MS);
+  }
+}
+
+/**
  * PostgreSQL: first as one statement (store/acceptances-postgres.ts), which commits only when every
  * request of the group fits; when one does not, the group goes the general way, which decides
  * request by request.
  */
-async function commitGroup(store: Store, clock: () => number, requests: AcceptanceRequest[]): Promise<AcceptanceOutcome[]> {
-  if (store.dialect === 'postgres') {
+async function commitGroup(store: Store, clock: () => number, refusals: RecentRefusals, requests: AcceptanceRequest[]): Promise<AcceptanceOutcome[]> {
+  if (store.dialect === 'postgres' && !refusals.has(requests, clock())) {
     const outcomes = await commitAcceptancesInOneStatement(store, requests, clock());
     if (outcomes) return outcomes;
+    refusals.remember(requests, clock());
   }
   return await runInTransaction(store, (trx) => commitAcceptances(trx, store.dialect, requests, clock()));
 }
@@ -32,15 +55,23 @@ const POSTGRES_GROUPS_IN_FLIGHT = 4;
 const OVERLAPPING_REQUEST_RECIPIENTS = 100;
 
 /**
+ * Groups of one workspace in flight at once, when large requests overlap: two kept PostgreSQL's
+ * batches as fast as four (42,515 against about 43,000 recipients/s) and leave the other places in
+ * flight to other workspaces.
+ */
+const OVERLAPPING_GROUPS_PER_WORKSPACE = 2;
+
+/**
  * The group-commit writer for acceptances. A unique violation can only come from an idempotency
  * key that another process stored after our check; the group is then retried one by one, and the
  * request that collides is answered as an idempotency conflict.
  */
 export function createAcceptanceWriter(store: Store, clock: () => number): AcceptanceWriter {
+  const refusals = new RecentRefusals();
   return new GroupCommitter<AcceptanceRequest, AcceptanceOutcome>(
     async (requests) => {
       try {
-        return await commitGroup(store, clock, requests);
+        return await commitGroup(store, clock, refusals, requests);
       } catch (error) {
         if (requests.length === 1 && requests[0]!.idempotency && isUniqueViolation(error)) return [{ kind: 'idempotency_conflict' }];
         throw error;
@@ -58,7 +89,12 @@ export function createAcceptanceWriter(store: Store, clock: () => number): Accep
       // rows (store/acceptances-postgres.ts), so their inserts run side by side.
       // SQLite has one writer: one group at a time.
       ...(store.dialect === 'postgres'
-        ? { partitionOf: (request) => request.workspaceId, overlaps: (request) => request.recipients.length >= OVERLAPPING_REQUEST_RECIPIENTS, maxInFlight: POSTGRES_GROUPS_IN_FLIGHT }
+        ? {
+            partitionOf: (request) => request.workspaceId,
+            overlaps: (request) => request.recipients.length >= OVERLAPPING_REQUEST_RECIPIENTS,
+            overlappingGroupsPerPartition: OVERLAPPING_GROUPS_PER_WORKSPACE,
+            maxInFlight: POSTGRES_GROUPS_IN_FLIGHT,
+          }
         : { maxInFlight: 1 }),
     },
   );

@@ -17,19 +17,25 @@ export interface GroupCommitOptions<Item> {
   maxInFlight?: number;
   /**
    * Items of one partition (e.g. one workspace, whose rows a commit locks) are never in two groups
-   * committing at once, and commit in the order they were submitted: a group takes items only of
-   * partitions with nothing in flight, so they gather into the next group instead of queueing on
-   * the partition's locks in many small ones, and with maxInFlight above 1 the groups of other
-   * partitions commit alongside.
+   * committing at once, and commit in the order they were submitted: a group takes them only while
+   * no other group holds their partition's turn, so they gather into the next group instead of
+   * queueing on the partition's locks in many small ones, and with maxInFlight above 1 the groups
+   * of other partitions commit alongside. Overlapping items (below) are the exception.
    */
   partitionOf?(item: Item): string;
   /**
-   * Items exempt from their partition's turn: they join a group whether or not their partition
-   * has one in flight, and do not hold back its other items. For items whose commit is mostly work
-   * that runs side by side with another group's (a large batch's inserts), not the wait for the
-   * partition's locks.
+   * Items exempt from their partition's turn: they join a group while another holds it, and do not
+   * hold it themselves, so they may commit before items of their partition submitted earlier. For
+   * items whose commit is mostly work that runs side by side with another group's (a large
+   * batch's inserts), not the wait for the partition's locks.
    */
   overlaps?(item: Item): boolean;
+  /**
+   * At most this many groups with items of one partition in flight when an overlapping item of it
+   * joins one (default: no limit), so one partition's stream of large items cannot fill every
+   * place in flight and hold other partitions' items in its queue.
+   */
+  overlappingGroupsPerPartition?: number;
   /**
    * How long a group waits for more items after the first one arrives (default 0: only those
    * already parsed in this turn of the event loop). For work nobody waits on interactively
@@ -46,8 +52,10 @@ export interface GroupCommitOptions<Item> {
 export class GroupCommitter<Item, Outcome> {
   private pending: Pending<Item, Outcome>[] = [];
   private inFlight = 0;
-  /** Partitions with items in a group that is committing, and how many such groups. */
-  private readonly busyPartitions = new Map<string, number>();
+  /** Partitions whose turn a committing group holds, and how many such groups. */
+  private readonly turnsTaken = new Map<string, number>();
+  /** Partitions with any item in a committing group, and how many such groups. */
+  private readonly groupsOfPartition = new Map<string, number>();
   private scheduled = false;
   private idleWaiters: (() => void)[] = [];
 
@@ -121,7 +129,7 @@ export class GroupCommitter<Item, Outcome> {
         left.push(...this.pending.slice(index));
         break;
       }
-      if (partitionOf && !this.options.overlaps?.(entry.item) && this.busyPartitions.has(partitionOf(entry.item))) {
+      if (partitionOf && !this.mayJoin(entry.item, partitionOf(entry.item))) {
         left.push(entry);
         continue;
       }
@@ -137,19 +145,29 @@ export class GroupCommitter<Item, Outcome> {
     return taken;
   }
 
-  private claimPartitions(group: Pending<Item, Outcome>[]): string[] {
-    const { partitionOf } = this.options;
-    if (!partitionOf) return [];
-    const partitions = [...new Set(group.filter((entry) => !this.options.overlaps?.(entry.item)).map((entry) => partitionOf(entry.item)))];
-    for (const partition of partitions) this.busyPartitions.set(partition, (this.busyPartitions.get(partition) ?? 0) + 1);
-    return partitions;
+  private mayJoin(item: Item, partition: string): boolean {
+    if (!this.options.overlaps?.(item)) return !this.turnsTaken.has(partition);
+    return (this.groupsOfPartition.get(partition) ?? 0) < (this.options.overlappingGroupsPerPartition ?? Number.POSITIVE_INFINITY);
   }
 
-  private releasePartitions(partitions: string[]): void {
-    for (const partition of partitions) {
-      const count = (this.busyPartitions.get(partition) ?? 1) - 1;
-      if (count === 0) this.busyPartitions.delete(partition);
-      else this.busyPartitions.set(partition, count);
+  /** Counts the group in its partitions: all of them, and those whose turn it takes. */
+  private claimPartitions(group: Pending<Item, Outcome>[]): { turns: string[]; present: string[] } {
+    const { partitionOf } = this.options;
+    if (!partitionOf) return { turns: [], present: [] };
+    const turns = [...new Set(group.filter((entry) => !this.options.overlaps?.(entry.item)).map((entry) => partitionOf(entry.item)))];
+    const present = [...new Set(group.map((entry) => partitionOf(entry.item)))];
+    for (const partition of turns) this.turnsTaken.set(partition, (this.turnsTaken.get(partition) ?? 0) + 1);
+    for (const partition of present) this.groupsOfPartition.set(partition, (this.groupsOfPartition.get(partition) ?? 0) + 1);
+    return { turns, present };
+  }
+
+  private releasePartitions({ turns, present }: { turns: string[]; present: string[] }): void {
+    for (const [counts, partitions] of [[this.turnsTaken, turns], [this.groupsOfPartition, present]] as const) {
+      for (const partition of partitions) {
+        const count = (counts.get(partition) ?? 1) - 1;
+        if (count === 0) counts.delete(partition);
+        else counts.set(partition, count);
+      }
     }
   }
 

@@ -312,4 +312,21 @@ describe.runIf(POSTGRES_ADMIN_URL)('acceptance in one statement on PostgreSQL', 
       await Promise.all([inserting.end(), locking.end()]);
     }
   });
+
+  it('lets only one of two groups of one workspace committing at once spend its last balance, and keeps none of the other', async () => {
+    for (const store of [viaStatement.store, viaGeneralPath.store]) await sql`UPDATE workspaces SET balance = ${10 * PRICE} WHERE id = ${POOR}`.execute(store.db);
+    clock += 1_000;
+    const now = clock;
+    const groups = [[request({ workspaceId: POOR, messages: 6, enforce: true }, now)], [request({ workspaceId: POOR, messages: 6, enforce: true }, now)]];
+    const results = await Promise.all(groups.map((group) => commitAcceptancesInOneStatement(viaStatement.store, group, now)));
+    expect(results.filter((result) => result !== null)).toHaveLength(1);
+    const winner = results[0] === null ? 1 : 0;
+    // The group that did not fit goes the general way, as the writer sends it: refused, 402.
+    const loserOutcomes = await runInTransaction(viaStatement.store, (trx) => commitAcceptances(trx, 'postgres', groups[1 - winner]!, now));
+    expect(loserOutcomes[0]!.kind).toBe('insufficient_balance');
+    for (const index of [winner, 1 - winner]) await runInTransaction(viaGeneralPath.store, (trx) => commitAcceptances(trx, 'postgres', groups[index]!, now));
+    expect(await snapshot(viaStatement.store)).toEqual(await snapshot(viaGeneralPath.store));
+    const wallet = await viaStatement.store.db.selectFrom('workspaces').select(['balance']).where('id', '=', POOR).executeTakeFirstOrThrow();
+    expect(Number(wallet.balance)).toBe(4 * PRICE);
+  });
 });

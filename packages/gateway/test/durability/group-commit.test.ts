@@ -285,4 +285,39 @@ describe('GroupCommitter', () => {
     expect(await Promise.all(second)).toEqual(['outcome-a1', 'outcome-A2', 'outcome-A3']);
     await committer.drain();
   });
+
+  it("holds an overlapping item back while its partition has the most groups in flight, without holding back other partitions", async () => {
+    const calls: string[][] = [];
+    const releases: (() => void)[] = [];
+    const commit = async (group: string[]) => {
+      calls.push(group);
+      await new Promise<void>((resolve) => releases.push(resolve));
+      return group.map((item) => `outcome-${item}`);
+    };
+    const committer = new GroupCommitter(commit, {
+      maxItems: 100,
+      maxWeight: 100,
+      weigh: () => 1,
+      maxInFlight: 4,
+      partitionOf: (item: string) => item[0]!.toLowerCase(),
+      overlaps: (item: string) => item[0] === item[0]!.toUpperCase(),
+      overlappingGroupsPerPartition: 2,
+    });
+    const submitted: Promise<string>[] = [];
+    for (const item of ['A1', 'A2', 'A3', 'b1']) {
+      submitted.push(committer.submit(item));
+      await turns(3);
+    }
+    // Two groups of a in flight: A3 waits, b1 does not.
+    expect(calls).toEqual([['A1'], ['A2'], ['b1']]);
+    releases.shift()!();
+    await turns(3);
+    expect(calls).toEqual([['A1'], ['A2'], ['b1'], ['A3']]);
+    while (releases.length > 0) {
+      releases.shift()!();
+      await turns(3);
+    }
+    expect(await Promise.all(submitted)).toEqual(['outcome-A1', 'outcome-A2', 'outcome-A3', 'outcome-b1']);
+    await committer.drain();
+  });
 });
