@@ -57,6 +57,35 @@ async function turns(count: number): Promise<void> {
   for (let index = 0; index < count; index += 1) await new Promise((resolve) => setImmediate(resolve));
 }
 
+/** A commit that holds each group until released, oldest first, and records the groups it was given. */
+function heldCommits() {
+  const calls: string[][] = [];
+  const releases: (() => void)[] = [];
+  const commit = async (group: string[]) => {
+    calls.push(group);
+    await new Promise<void>((resolve) => releases.push(resolve));
+    return group.map((item) => `outcome-${item}`);
+  };
+  const releaseFirst = () => releases.shift()!();
+  const releaseAll = async () => {
+    while (releases.length > 0) {
+      releaseFirst();
+      await turns(3);
+    }
+  };
+  return { calls, commit, releaseFirst, releaseAll };
+}
+
+/** Partitions are the first letter, either case; items named in capitals (large ones) overlap. */
+const CAPITALS_OVERLAP = {
+  maxItems: 100,
+  maxWeight: 100,
+  weigh: () => 1,
+  maxInFlight: 4,
+  partitionOf: (item: string) => item[0]!.toLowerCase(),
+  overlaps: (item: string) => item[0] === item[0]!.toUpperCase(),
+};
+
 describe('GroupCommitter', () => {
   it('commits submissions made together in fewer groups than submissions, each exactly once', async () => {
     const ledger = new Ledger();
@@ -251,22 +280,8 @@ describe('GroupCommitter', () => {
   });
 
   it("commits items that overlap while their partition has a group in flight, without holding back the partition's other items", async () => {
-    const calls: string[][] = [];
-    const releases: (() => void)[] = [];
-    const commit = async (group: string[]) => {
-      calls.push(group);
-      await new Promise<void>((resolve) => releases.push(resolve));
-      return group.map((item) => `outcome-${item}`);
-    };
-    // Items named in capitals (large ones) overlap; partitions are the first letter, either case.
-    const committer = new GroupCommitter(commit, {
-      maxItems: 100,
-      maxWeight: 100,
-      weigh: () => 1,
-      maxInFlight: 4,
-      partitionOf: (item: string) => item[0]!.toLowerCase(),
-      overlaps: (item: string) => item[0] === item[0]!.toUpperCase(),
-    });
+    const { calls, commit, releaseFirst, releaseAll } = heldCommits();
+    const committer = new GroupCommitter(commit, CAPITALS_OVERLAP);
     const first = committer.submit('a0');
     await turns(3);
     // a's small items wait for a0's group; its large ones go at once, each in the next group.
@@ -274,35 +289,18 @@ describe('GroupCommitter', () => {
     await turns(3);
     expect(calls).toEqual([['a0'], ['A2', 'A3']]);
     // A large group in flight does not hold back a's small items once a0's group is done.
-    releases.shift()!();
+    releaseFirst();
     expect(await first).toBe('outcome-a0');
     await turns(3);
     expect(calls).toEqual([['a0'], ['A2', 'A3'], ['a1']]);
-    while (releases.length > 0) {
-      releases.shift()!();
-      await turns(3);
-    }
+    await releaseAll();
     expect(await Promise.all(second)).toEqual(['outcome-a1', 'outcome-A2', 'outcome-A3']);
     await committer.drain();
   });
 
   it("holds an overlapping item back while its partition has the most groups in flight, without holding back other partitions", async () => {
-    const calls: string[][] = [];
-    const releases: (() => void)[] = [];
-    const commit = async (group: string[]) => {
-      calls.push(group);
-      await new Promise<void>((resolve) => releases.push(resolve));
-      return group.map((item) => `outcome-${item}`);
-    };
-    const committer = new GroupCommitter(commit, {
-      maxItems: 100,
-      maxWeight: 100,
-      weigh: () => 1,
-      maxInFlight: 4,
-      partitionOf: (item: string) => item[0]!.toLowerCase(),
-      overlaps: (item: string) => item[0] === item[0]!.toUpperCase(),
-      overlappingGroupsPerPartition: 2,
-    });
+    const { calls, commit, releaseFirst, releaseAll } = heldCommits();
+    const committer = new GroupCommitter(commit, { ...CAPITALS_OVERLAP, overlappingGroupsPerPartition: 2 });
     const submitted: Promise<string>[] = [];
     for (const item of ['A1', 'A2', 'A3', 'b1']) {
       submitted.push(committer.submit(item));
@@ -310,13 +308,10 @@ describe('GroupCommitter', () => {
     }
     // Two groups of a in flight: A3 waits, b1 does not.
     expect(calls).toEqual([['A1'], ['A2'], ['b1']]);
-    releases.shift()!();
+    releaseFirst();
     await turns(3);
     expect(calls).toEqual([['A1'], ['A2'], ['b1'], ['A3']]);
-    while (releases.length > 0) {
-      releases.shift()!();
-      await turns(3);
-    }
+    await releaseAll();
     expect(await Promise.all(submitted)).toEqual(['outcome-A1', 'outcome-A2', 'outcome-A3', 'outcome-b1']);
     await committer.drain();
   });
