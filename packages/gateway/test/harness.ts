@@ -38,7 +38,11 @@ function databaseUrlFor(adminUrl: string, name: string): string {
 }
 
 /** A fresh, empty database: a temp SQLite directory or a new PostgreSQL database. */
-export async function createTestDatabase(kind: StoreKind): Promise<TestDatabase> {
+/**
+ * A fresh database. `postgresOptions` is appended to PostgreSQL's CREATE DATABASE (a database made
+ * with another locale, say); SQLite ignores it.
+ */
+export async function createTestDatabase(kind: StoreKind, postgresOptions = ''): Promise<TestDatabase> {
   if (kind === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'tms-test-'));
     return { kind, env: { TMS_DATA_DIR: dir }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
@@ -47,7 +51,7 @@ export async function createTestDatabase(kind: StoreKind): Promise<TestDatabase>
   const name = `tms_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.query(`CREATE DATABASE ${name} ${postgresOptions}`);
   await admin.end();
   const dir = mkdtempSync(join(tmpdir(), 'tms-test-'));
   return {
@@ -157,9 +161,9 @@ function keptLog(): { log: pino.Logger; lines: string[] } {
 /** Starts an in-process gateway (API, no workers unless asked) on a fresh database. */
 export async function startTestGateway(
   kind: StoreKind,
-  options: { env?: Record<string, string>; worker?: boolean; clock?: () => number } = {},
+  options: { env?: Record<string, string>; worker?: boolean; clock?: () => number; postgresDatabaseOptions?: string } = {},
 ): Promise<TestGateway> {
-  const database = await createTestDatabase(kind);
+  const database = await createTestDatabase(kind, options.postgresDatabaseOptions);
   const config = parseConfig(gatewayEnvironment(database, options.env));
   const { log, lines } = keptLog();
   const runtime = await createRuntime(config, { log, clock: options.clock });

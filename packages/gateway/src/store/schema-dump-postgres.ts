@@ -12,6 +12,8 @@ interface TableColumn {
   table_name: string;
   column_name: string;
   type: string;
+  /** The column's collation when it is not its type's default (the database's), quoted: '"C"'. */
+  collation: string | null;
   not_null: boolean;
   default_value: string | null;
   /** '' or the identity kind: 'a' (ALWAYS) or 'd' (BY DEFAULT). */
@@ -33,6 +35,7 @@ interface NamedDefinition {
 
 function columnDefinition(column: TableColumn): string {
   const parts = [column.column_name, column.type];
+  if (column.collation !== null) parts.push(`COLLATE ${column.collation}`);
   if (column.generated === 's') parts.push(`GENERATED ALWAYS AS (${column.default_value ?? ''}) STORED`);
   else if (column.default_value !== null) parts.push(`DEFAULT ${column.default_value}`);
   if (column.identity !== '') parts.push(`GENERATED ${column.identity === 'a' ? 'ALWAYS' : 'BY DEFAULT'} AS IDENTITY`);
@@ -60,10 +63,13 @@ async function readTables(db: Kysely<Database>): Promise<TableStatement[]> {
   const { rows: columns } = await sql<TableColumn>`
     SELECT quote_ident(c.relname) AS table_name, quote_ident(a.attname) AS column_name,
       format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS not_null,
+      CASE WHEN a.attcollation <> t.typcollation THEN quote_ident(co.collname) END AS collation,
       pg_get_expr(d.adbin, d.adrelid) AS default_value, a.attidentity AS identity, a.attgenerated AS generated
     FROM pg_attribute a
     JOIN pg_class c ON c.oid = a.attrelid
     JOIN pg_namespace n ON n.oid = c.relnamespace
+    JOIN pg_type t ON t.oid = a.atttypid
+    LEFT JOIN pg_collation co ON co.oid = a.attcollation
     LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
     WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped
     ORDER BY c.relname, a.attnum`.execute(db);
