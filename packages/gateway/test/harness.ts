@@ -37,10 +37,9 @@ function databaseUrlFor(adminUrl: string, name: string): string {
   return url.toString();
 }
 
-/** A fresh, empty database: a temp SQLite directory or a new PostgreSQL database. */
 /**
- * A fresh database. `postgresOptions` is appended to PostgreSQL's CREATE DATABASE (a database made
- * with another locale, say); SQLite ignores it.
+ * A fresh, empty database: a temp SQLite directory or a new PostgreSQL database. `postgresOptions`
+ * is appended to PostgreSQL's CREATE DATABASE (a database made with another locale, say).
  */
 export async function createTestDatabase(kind: StoreKind, postgresOptions = ''): Promise<TestDatabase> {
   if (kind === 'sqlite') {
