@@ -1,8 +1,8 @@
 /**
  * A store grown by bulk insert, for the benchmarks that measure a gateway with history behind it
  * (console-reads.ts, grown-store.ts): seeded workspaces (through the services, like an operator
- * would), then months of messages with their ledger rows, delivery reports, platform events and
- * idempotency records written straight into the tables, far faster than through the API.
+ * would), then months of messages with their ledger rows, delivery reports and idempotency records
+ * written straight into the tables, far faster than through the API.
  *
  * The data is seeded-random: the same on every run and on both stores. A workspace's history:
  * - messages created over 90 days: 85% delivered, 8% failed (half refused by the platform at once,
@@ -104,7 +104,6 @@ const DELIVERY_COLUMNS: Column[] = [
   bigint('attempts_at_redelivery'), bigint('next_attempt_at'), bigint('lease_expires_at'), bigint('last_status_code'), text('last_error'),
   bigint('delivered_at'), bigint('failed_at'), bigint('created_at'), bigint('updated_at'),
 ];
-const EVENT_COLUMNS: Column[] = [text('event_key'), text('event_name'), text('oa_id'), text('message_id'), bigint('received_at')];
 const IDEMPOTENCY_COLUMNS: Column[] = [
   text('workspace_id'), text('idempotency_key'), text('request_hash'), bigint('status_code'), text('response_body'), bigint('created_at'), bigint('expires_at'), text('result'),
 ];
@@ -115,7 +114,6 @@ const TABLES = {
   message_states: MESSAGE_STATE_COLUMNS,
   wallet_ledger: LEDGER_COLUMNS,
   webhook_deliveries: DELIVERY_COLUMNS,
-  platform_events: EVENT_COLUMNS,
   idempotency_records: IDEMPOTENCY_COLUMNS,
 } as const;
 export type GrownTable = keyof typeof TABLES;
@@ -336,13 +334,11 @@ export interface HistoryOptions {
   reportEvery: number;
   /** Reports only of messages finished within this many days (older finished ones are purged), or null for all. */
   reportWithinDays: number | null;
-  /** The platform's delivery event of each delivered message (platform_events). */
-  platformEvents: boolean;
   /** Share of the last 24 hours' messages accepted with an Idempotency-Key (their records live 24 hours). */
   idempotencyShare: number;
 }
 
-export const CONSOLE_HISTORY: HistoryOptions = { backlog: true, reportEvery: 10, reportWithinDays: null, platformEvents: false, idempotencyShare: 0 };
+export const CONSOLE_HISTORY: HistoryOptions = { backlog: true, reportEvery: 10, reportWithinDays: null, idempotencyShare: 0 };
 
 /** One workspace to grow: how many messages, and which seed its random draws start from. */
 export interface HistoryPlan {
@@ -500,9 +496,6 @@ function* workspaceHistory(plan: HistoryPlan, now: number, options: HistoryOptio
         cells: [sortableId('whd', finishedAt!, random), id, workspace.workspaceId, workspace.apiKeyId, WEBHOOK_URL, body, 'delivered', 1, 0, finishedAt!, null, 200, null, finishedAt! + 80, null, finishedAt!, finishedAt! + 80],
       });
     }
-    if (options.platformEvents && deliveredAt !== null) {
-      rows.push({ table: 'platform_events', cells: [`user_received_message:${providerMsgId!}`, 'user_received_message', template.oaId, id, deliveredAt] });
-    }
     if (createdAt > idempotentFrom && options.idempotencyShare > 0 && random() < options.idempotencyShare) {
       const result = JSON.stringify({ kind: 'single', msg_id: id, status: 'queued' });
       const hash = `${Math.floor(random() * 2 ** 52).toString(16).padStart(13, '0')}${id.slice(-16)}`;
@@ -528,7 +521,7 @@ function* workspaceHistory(plan: HistoryPlan, now: number, options: HistoryOptio
  */
 export async function growStore(sink: BulkSink, plans: HistoryPlan[], now: number, options: HistoryOptions & { interleave: boolean }): Promise<Grown> {
   const started = performance.now();
-  const grown: Grown = { rows: { messages: 0, message_states: 0, wallet_ledger: 0, webhook_deliveries: 0, platform_events: 0, idempotency_records: 0 }, rowsSeconds: 0, indexSeconds: 0, samples: new Map() };
+  const grown: Grown = { rows: { messages: 0, message_states: 0, wallet_ledger: 0, webhook_deliveries: 0, idempotency_records: 0 }, rowsSeconds: 0, indexSeconds: 0, samples: new Map() };
   const buffers = new Map<GrownTable, Cell[][]>(Object.keys(TABLES).map((table) => [table as GrownTable, []]));
   const flush = async (table: GrownTable, force: boolean) => {
     const rows = buffers.get(table)!;
@@ -549,7 +542,7 @@ export async function growStore(sink: BulkSink, plans: HistoryPlan[], now: numbe
     for (const [oaId, used] of end.quotaToday) await sink.run('INSERT INTO quota_reservations (oa_id, day, reserved) VALUES (?, ?, ?)', [oaId, vietnamDayOf(now), used]);
   };
 
-  for (const table of ['messages', 'message_states', 'webhook_deliveries', 'platform_events'] as const) await sink.dropIndexes(table);
+  for (const table of ['messages', 'message_states', 'webhook_deliveries'] as const) await sink.dropIndexes(table);
   if (options.interleave) {
     // A k-way merge by creation time: a linear scan of the heads is cheap for a few dozen workspaces.
     const heads = plans.map((plan) => {

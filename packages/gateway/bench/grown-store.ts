@@ -564,7 +564,6 @@ export async function runGrownStore(scenario: GrownStoreScenario, context: Grown
           backlog: false,
           reportEvery: 1,
           reportWithinDays: 29,
-          platformEvents: true,
           idempotencyShare: 1 / 3,
           interleave: true,
         });

@@ -1,11 +1,14 @@
 /**
- * Applies verified delivery events (user_received_message): records the event once, marks the
- * message delivered and writes the customer's delivery report (docs/api.md, delivery reports) into the
- * webhook outbox, all in one transaction, so a report exists exactly when the message is delivered.
+ * Applies verified delivery events (user_received_message): marks the message delivered and writes
+ * the customer's delivery report (docs/api.md, delivery reports) into the webhook outbox, in one
+ * transaction, so a report exists exactly when the message is delivered. The message's own state
+ * makes an event idempotent: only a queued, sending or sent message can become delivered, so a
+ * retried event changes nothing and no record of the event is kept (a row per delivered message,
+ * never read again, was about a sixth of a PostgreSQL store grown to 5,000,000 messages).
  *
  * Events that arrive together share one transaction of a few statements (group commit): one
- * commit (one fsync on SQLite) and seven statements for many events (eight when one of them
- * erases an RSA ciphertext), the first of which finds the messages they name, instead of a lookup
+ * commit (one fsync on SQLite) and six statements for many events (seven when one of them erases
+ * an RSA ciphertext), the first of which finds the messages they name, instead of a lookup
  * and a transaction of four statements per event, which limited the whole pipeline (on
  * PostgreSQL, the lookup of each event alone cost its server more than a fifth of its CPU in the
  * full loop). At most two groups are written at once on PostgreSQL, so a burst of events cannot
@@ -17,7 +20,7 @@ import { GroupCommitter } from '../lib/group-commit.ts';
 import { createSortableId } from '../lib/ids.ts';
 import { formatUtc } from '../lib/vietnam-time.ts';
 import { runInTransaction, type Dialect, type Store, type Transaction } from '../store/database.ts';
-import { findWebhookTargets, insertWebhookDeliveries, markMessagesDelivered, recordDeliveryEvents, type DeliveredMessage } from '../store/delivery-events.ts';
+import { findDeliveryStates, findWebhookTargets, insertWebhookDeliveries, markMessagesDelivered, type DeliveredMessage } from '../store/delivery-events.ts';
 import { findEventMessages, type EventMessageReference } from '../store/platform-events.ts';
 import type { WebhookDeliveryRow } from '../store/schema.ts';
 
@@ -35,7 +38,7 @@ export interface DeliveryEvent {
 export type DeliveryEventResult =
   /** The message became delivered (and its report was queued when its key has a webhook URL). */
   | 'delivered'
-  /** This event was applied before. */
+  /** A repeat (same message, same platform msg_id): of an earlier event of its group, or of the event that delivered it. */
   | 'duplicate'
   /** The message is failed or already delivered: left as it is. */
   | 'not_deliverable'
@@ -62,24 +65,17 @@ export function deliveryReportBody(message: DeliveredMessage, deliveredAt: numbe
  */
 export async function applyDeliveryEvents(trx: Transaction, dialect: Dialect, events: readonly DeliveryEvent[], now: number): Promise<DeliveryEventResult[]> {
   const messageIds = await findEventMessages(trx, dialect, events);
-  // One row per message and platform msg_id. Led by our message id, which grows with time, the
-  // key's index takes new events on its last pages; led by the platform's random msg_id, each event
-  // went to a page of its own, and every such page is written again at each commit.
-  const keyOf = (index: number) => `${DELIVERY_EVENT_NAME}:${messageIds[index]}:${events[index]!.platformMsgId}`;
-  const found = events.flatMap((event, index) => (messageIds[index] === null ? [] : [{ event, index, messageId: messageIds[index]! }]));
-  const recorded = await recordDeliveryEvents(
-    trx,
-    dialect,
-    found.map(({ event, index, messageId }) => ({ event_key: keyOf(index), event_name: DELIVERY_EVENT_NAME, oa_id: event.oaId, message_id: messageId, received_at: event.now })),
-  );
-  const results: DeliveryEventResult[] = messageIds.map((messageId) => (messageId === null ? 'unknown_message' : 'duplicate'));
-  /** Per message, the index of the first fresh event about it: the one that may deliver it. */
+  const results: DeliveryEventResult[] = messageIds.map((messageId) => (messageId === null ? 'unknown_message' : 'not_deliverable'));
+  /** Per message, the index of its first event in the group: the one that may deliver it. */
   const deciding = new Map<string, number>();
-  for (const { index, messageId } of found) {
-    if (!recorded.delete(keyOf(index))) continue;
-    results[index] = 'not_deliverable';
+  const seen = new Set<string>();
+  messageIds.forEach((messageId, index) => {
+    if (messageId === null) return;
+    const eventKey = `${messageId}\u0000${events[index]!.platformMsgId}`;
+    if (seen.has(eventKey)) results[index] = 'duplicate';
+    seen.add(eventKey);
     if (!deciding.has(messageId)) deciding.set(messageId, index);
-  }
+  });
   const changes = [...deciding].map(([messageId, index]) => {
     const event = events[index]!;
     return { id: messageId, deliveredAt: event.deliveredAt, providerMsgId: event.platformMsgId };
@@ -113,7 +109,23 @@ export async function applyDeliveryEvents(trx: Transaction, dialect: Dialect, ev
     });
   }
   await insertWebhookDeliveries(trx, dialect, reports);
+  await markRepeatedEvents(trx, events, deciding, results);
   return results;
+}
+
+/**
+ * Of the deciding events that changed nothing, those repeating the event that delivered their
+ * message (delivered with the same platform msg_id) are duplicates; the rest stay not_deliverable.
+ * A retried group costs one more read; a group of fresh events none.
+ */
+async function markRepeatedEvents(trx: Transaction, events: readonly DeliveryEvent[], deciding: Map<string, number>, results: DeliveryEventResult[]): Promise<void> {
+  const unchanged = [...deciding].filter(([, index]) => results[index] === 'not_deliverable');
+  if (unchanged.length === 0) return;
+  const states = await findDeliveryStates(trx, unchanged.map(([messageId]) => messageId));
+  for (const [messageId, index] of unchanged) {
+    const state = states.get(messageId);
+    if (state?.status === 'delivered' && state.provider_msg_id === events[index]!.platformMsgId) results[index] = 'duplicate';
+  }
 }
 
 export type DeliveryEventWriter = GroupCommitter<DeliveryEvent, DeliveryEventResult>;

@@ -6,9 +6,9 @@
  * sender account named by the event. The reference is unsure whether the first term is the app_id
  * or the oa_id, so both are accepted (a documented tolerance), and the "mac=" prefix is optional.
  *
- * user_received_message with a delivery_time marks our message delivered (idempotent: one
- * platform_events row per message and platform msg_id) and, in the same transaction, writes the customer's
- * delivery report to the webhook outbox. change_template_status syncs
+ * user_received_message with a delivery_time marks our message delivered (idempotent: only a
+ * queued, sending or sent message can become delivered) and, in the same transaction, writes the
+ * customer's delivery report to the webhook outbox. change_template_status syncs
  * the template's review status; change_oa_daily_quota drops the OA's cached platform quota. Every
  * other valid event is answered and ignored, so the platform stops retrying it.
  */

@@ -10,13 +10,7 @@ import { insertRows } from './bulk-insert.ts';
 import { updateRows } from './bulk-update.ts';
 import type { Dialect, Transaction } from './database.ts';
 import { eraseRsaPhones, isOneOf } from './message-records.ts';
-import type { ApiKeyRow, MessageRow, PlatformEventRow, WebhookDeliveryRow } from './schema.ts';
-
-/** Records events not seen before; returns the keys recorded now (the others were applied before). */
-export async function recordDeliveryEvents(trx: Transaction, dialect: Dialect, rows: readonly PlatformEventRow[]): Promise<Set<string>> {
-  const inserted = await insertRows(trx, dialect, 'platform_events', rows, { conflict: { column: 'event_key', returning: 'event_key' } });
-  return new Set(inserted.map((row) => String(row.event_key)));
-}
+import type { ApiKeyRow, MessageRow, WebhookDeliveryRow } from './schema.ts';
 
 /** A message that became delivered: what its delivery report is made of. */
 export type DeliveredMessage = Pick<MessageRow, 'id' | 'workspace_id' | 'api_key_id' | 'tracking_id' | 'oa_id' | 'phone' | 'provider_msg_id' | 'delivered_at'>;
@@ -57,6 +51,14 @@ export async function markMessagesDelivered(
     const { id, workspace_id, api_key_id, tracking_id, oa_id, phone } = messages.get(state.id)!;
     return { id, workspace_id, api_key_id, tracking_id, oa_id, phone, provider_msg_id: state.provider_msg_id, delivered_at: state.delivered_at === null ? null : Number(state.delivered_at) };
   });
+}
+
+export type DeliveryState = Pick<MessageRow, 'status' | 'provider_msg_id'>;
+
+/** The status and platform msg_id of these messages, by id. */
+export async function findDeliveryStates(trx: Transaction, ids: readonly string[]): Promise<Map<string, DeliveryState>> {
+  const rows = await trx.selectFrom('message_states').select(['id', 'status', 'provider_msg_id']).where('id', 'in', ids).execute();
+  return new Map(rows.map(({ id, ...state }) => [id, state]));
 }
 
 export type WebhookTarget = Pick<ApiKeyRow, 'id' | 'webhook_url' | 'revoked_at'>;

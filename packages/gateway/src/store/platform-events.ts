@@ -1,7 +1,8 @@
 /**
  * SQL behind the platform's webhook events (POST /platform/zns/events): the sender account that
- * signs them, the message a delivery event is about, the de-duplication record and the template
- * status sync. (The delivered transition and the outbox row, applied in groups: delivery-events.ts.)
+ * signs them, the message a delivery event is about, the de-duplication record of template status
+ * events and the template status sync. (The delivered transition and the outbox row, applied in
+ * groups: delivery-events.ts.)
  * Written once with Kysely for SQLite and PostgreSQL (both support INSERT … ON CONFLICT DO NOTHING
  * RETURNING).
  */

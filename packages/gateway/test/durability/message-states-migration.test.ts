@@ -4,19 +4,15 @@
  * field, and its queue must go on: the queued message is claimed, the sent one still awaits its
  * delivery, the lists' status filter finds them.
  */
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/config.ts';
-import { openStore, type Store } from '../../src/store/database.ts';
+import type { Store } from '../../src/store/database.ts';
 import { findMessagesAwaitingDelivery } from '../../src/store/delivery-checks.ts';
 import { claimDueMessages } from '../../src/store/dispatch-queue.ts';
 import { findMessage, listMessages } from '../../src/store/messages.ts';
-import { MIGRATIONS_DIRECTORY, migrate } from '../../src/store/migrate.ts';
 import type { MessageRow, MessageStatus } from '../../src/store/schema.ts';
-import { STORE_KINDS, createTestDatabase, gatewayEnvironment, type TestDatabase } from '../harness.ts';
+import { STORE_KINDS } from '../harness.ts';
+import { openStoreBeforeMigration, type StoreBeforeMigration } from './support.ts';
 
 const WORKSPACE = 'ws_upgrade';
 const NOW = Date.UTC(2026, 10, 28, 3, 0, 0);
@@ -78,24 +74,18 @@ async function insertBeforeUpgrade(store: Store, rows: readonly MessageRow[]): P
 }
 
 describe.each(STORE_KINDS)('migration 0013_message_states on a store with messages (%s)', (kind) => {
-  let database: TestDatabase;
+  let before: StoreBeforeMigration;
   let store: Store;
   let applied: string[];
-  const before = mkdtempSync(join(tmpdir(), 'tms-migrations-before-0013-'));
 
   beforeAll(async () => {
-    // The migrations as they stood before 0013: none numbered 0013 or after.
-    cpSync(MIGRATIONS_DIRECTORY, before, { recursive: true, filter: (source) => Number(/\/(\d{4})_[^/]*$/.exec(source)?.[1] ?? 0) < 13 });
-    database = await createTestDatabase(kind);
-    store = openStore(parseConfig(gatewayEnvironment(database)).database);
-    await migrate(store, NOW, before);
+    before = await openStoreBeforeMigration(kind, 13, NOW);
+    store = before.store;
     await insertBeforeUpgrade(store, BEFORE_UPGRADE);
-    applied = await migrate(store, NOW);
+    applied = await before.upgrade();
   }, 60_000);
   afterAll(async () => {
-    await store?.close();
-    await database?.drop();
-    rmSync(before, { recursive: true, force: true });
+    await before?.close();
   });
 
   it('applies 0013 and the migrations after it, and keeps every message, field for field', async () => {

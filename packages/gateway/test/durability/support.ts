@@ -3,12 +3,16 @@
  * audit of a workspace's money straight from the database. No mocks.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Kysely } from 'kysely';
 import { parseConfig } from '../../src/config/config.ts';
-import { openStore } from '../../src/store/database.ts';
+import { openStore, type Store } from '../../src/store/database.ts';
+import { MIGRATIONS_DIRECTORY, migrate } from '../../src/store/migrate.ts';
 import type { Database, LedgerRow, WorkspaceRow } from '../../src/store/schema.ts';
-import { httpRequest, type TestGateway } from '../harness.ts';
+import { createTestDatabase, gatewayEnvironment, httpRequest, type StoreKind, type TestGateway } from '../harness.ts';
 import { freePort } from '../../../../test/ports.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -195,4 +199,30 @@ export async function inParallel<T, R>(items: T[], limit: number, task: (item: T
   });
   await Promise.all(lanes);
   return results;
+}
+
+/** A new store as it stood before one migration, for a test of that migration on existing rows. */
+export interface StoreBeforeMigration {
+  store: Store;
+  /** Applies that migration and every later one; returns the versions applied. */
+  upgrade(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+/** A new store with every migration numbered below `number` applied, and none from it on. */
+export async function openStoreBeforeMigration(kind: StoreKind, number: number, now: number): Promise<StoreBeforeMigration> {
+  const before = mkdtempSync(join(tmpdir(), `tms-migrations-before-${number}-`));
+  cpSync(MIGRATIONS_DIRECTORY, before, { recursive: true, filter: (source) => Number(/\/(\d{4})_[^/]*$/.exec(source)?.[1] ?? 0) < number });
+  const database = await createTestDatabase(kind);
+  const store = openStore(parseConfig(gatewayEnvironment(database)).database);
+  await migrate(store, now, before);
+  return {
+    store,
+    upgrade: () => migrate(store, now),
+    close: async () => {
+      await store.close();
+      await database.drop();
+      rmSync(before, { recursive: true, force: true });
+    },
+  };
 }

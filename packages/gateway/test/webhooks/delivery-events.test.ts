@@ -97,12 +97,14 @@ describe.each(STORE_KINDS)('delivery events applied in groups (%s)', (kind) => {
     const now = Date.now();
     const event = (message: EventMessageReference, platformMsgId: string, deliveredAt: number) => ({ message, platformMsgId, oaId: ws.oaId, deliveredAt, now });
     const ours = (message: { id: string }): EventMessageReference => ({ trackingId: message.id, workspaceId: ws.workspaceId });
+    const resendId = randomBytes(10).toString('hex');
     const group = [
       event(ours(a), a.providerId, 1_767_200_401_000),
       event(ours(a), a.providerId, 1_767_200_401_000),
       event({ id: b.id }, b.providerId, 1_767_200_402_000),
-      // Another platform msg_id for a (a resend): a is delivered by then.
-      event(ours(a), randomBytes(10).toString('hex'), 1_767_200_403_000),
+      // Another platform msg_id for a (a resend): a is delivered by then; then that event again.
+      event(ours(a), resendId, 1_767_200_403_000),
+      event(ours(a), resendId, 1_767_200_403_000),
       event(ours(failed), failed.providerId, 1_767_200_404_000),
       event({ trackingId: null, workspaceId: ws.workspaceId }, byProviderId.providerId, 1_767_200_405_000),
       // No such message; one of this workspace's named by an account of another workspace, by either id.
@@ -111,17 +113,19 @@ describe.each(STORE_KINDS)('delivery events applied in groups (%s)', (kind) => {
       event({ trackingId: null, workspaceId: 'ws_another' }, otherWorkspaces.providerId, 1_767_200_408_000),
     ];
     const results = await runInTransaction(gateway.runtime.store, (trx) => applyDeliveryEvents(trx, gateway.runtime.store.dialect, group, now));
-    expect(results).toEqual(['delivered', 'duplicate', 'delivered', 'not_deliverable', 'not_deliverable', 'delivered', 'unknown_message', 'unknown_message', 'unknown_message']);
+    expect(results).toEqual(['delivered', 'duplicate', 'delivered', 'not_deliverable', 'duplicate', 'not_deliverable', 'delivered', 'unknown_message', 'unknown_message', 'unknown_message']);
     const touched = [a.id, b.id, failed.id, byProviderId.id, otherWorkspaces.id];
     const rows = await outbox(touched);
     expect(rows.map((row) => row.message_id).sort()).toEqual([a.id, b.id, byProviderId.id].sort());
     expect(JSON.parse(rows.find((row) => row.message_id === a.id)!.body).delivered_at).toBe('2025-12-31T17:00:01.000Z');
     const statusOf = async (id: string) => (await db().selectFrom('message_states').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
     expect(await statusOf(otherWorkspaces.id)).toBe('sent');
-    // Applied again (the platform's retry of the whole group): nothing new. The event naming only
-    // the platform's msg_id finds no sent message with it any more, as when it came alone.
+    // Applied again (the platform's retry of the whole group): nothing new. The events that
+    // delivered a and b are duplicates; a's resend and the failed message's event were never
+    // applied and still are not. The event naming only the platform's msg_id finds no sent message
+    // with it any more, as when it came alone.
     const again = await runInTransaction(gateway.runtime.store, (trx) => applyDeliveryEvents(trx, gateway.runtime.store.dialect, group, now));
-    expect(again).toEqual(['duplicate', 'duplicate', 'duplicate', 'duplicate', 'duplicate', 'unknown_message', 'unknown_message', 'unknown_message', 'unknown_message']);
+    expect(again).toEqual(['duplicate', 'duplicate', 'duplicate', 'not_deliverable', 'duplicate', 'not_deliverable', 'unknown_message', 'unknown_message', 'unknown_message', 'unknown_message']);
     expect(await outbox(touched)).toHaveLength(3);
   });
 });
