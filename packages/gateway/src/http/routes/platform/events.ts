@@ -50,7 +50,7 @@ export async function registerPlatformEvents(app: App, route: RouteDependencies)
           summary: 'Receive the ZNS platform webhook events (set this URL in the Zalo app)',
           description: [
             'Called by the platform, not by customers. Authenticated by `X-ZEvent-Signature: mac=<sha256 hex of app_id + raw body + timestamp + OA Secret Key>` (plain SHA-256, not HMAC; the `mac=` prefix is optional and `oa_id` is accepted in place of `app_id`), with the OA Secret Key given when the sender account was connected.',
-            '`user_received_message` with `message.delivery_time` marks the message delivered (once per platform `msg_id`) and queues its delivery report for the customer webhook; `change_template_status` updates the template status; `change_oa_daily_quota` makes the next quota lookup of that sender account ask the platform again. Other events, duplicates and events for unknown messages are answered 200 and ignored.',
+            '`user_received_message` with `message.delivery_time` marks a queued, sending or sent message delivered (a repeated event changes nothing) and queues its delivery report for the customer webhook; `change_template_status` updates the template status; `change_oa_daily_quota` makes the next quota lookup of that sender account ask the platform again. Other events, duplicates and events for unknown messages are answered 200 and ignored.',
             'Missing or wrong signature, or a sender account that is not connected or has no OA Secret Key: 401. A body that is not JSON: 400.',
           ].join('\n\n'),
           security: [],
