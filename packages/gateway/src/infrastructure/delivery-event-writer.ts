@@ -7,7 +7,7 @@
  * never read again, was about a sixth of a PostgreSQL store grown to 5,000,000 messages).
  *
  * Events that arrive together share one transaction of a few statements (group commit): one
- * commit (one fsync on SQLite) and six statements for many events (seven when one of them erases
+ * commit (one fsync on SQLite) and five statements for many events (six when one of them erases
  * an RSA ciphertext), the first of which finds the messages they name, instead of a lookup
  * and a transaction of four statements per event, which limited the whole pipeline (on
  * PostgreSQL, the lookup of each event alone cost its server more than a fifth of its CPU in the
@@ -20,11 +20,9 @@ import { GroupCommitter } from '../lib/group-commit.ts';
 import { createSortableId } from '../lib/ids.ts';
 import { formatUtc } from '../lib/vietnam-time.ts';
 import { runInTransaction, type Dialect, type Store, type Transaction } from '../store/database.ts';
-import { findDeliveryStates, findWebhookTargets, insertWebhookDeliveries, markMessagesDelivered, type DeliveredMessage } from '../store/delivery-events.ts';
+import { findWebhookTargets, insertWebhookDeliveries, markMessagesDelivered, type DeliveredMessage } from '../store/delivery-events.ts';
 import { findEventMessages, type EventMessageReference } from '../store/platform-events.ts';
 import type { WebhookDeliveryRow } from '../store/schema.ts';
-
-export const DELIVERY_EVENT_NAME = 'user_received_message';
 
 export interface DeliveryEvent {
   /** Our message, by its id or as the platform names it (EventMessageReference). */
@@ -38,9 +36,9 @@ export interface DeliveryEvent {
 export type DeliveryEventResult =
   /** The message became delivered (and its report was queued when its key has a webhook URL). */
   | 'delivered'
-  /** A repeat (same message, same platform msg_id): of an earlier event of its group, or of the event that delivered it. */
+  /** A repeat of an earlier event of its group (same message, same platform msg_id). */
   | 'duplicate'
-  /** The message is failed or already delivered: left as it is. */
+  /** The message is failed or already delivered (as a retried event finds it): left as it is. */
   | 'not_deliverable'
   /** No message of the sender account's workspace and OA matches the event. */
   | 'unknown_message';
@@ -109,23 +107,7 @@ export async function applyDeliveryEvents(trx: Transaction, dialect: Dialect, ev
     });
   }
   await insertWebhookDeliveries(trx, dialect, reports);
-  await markRepeatedEvents(trx, events, deciding, results);
   return results;
-}
-
-/**
- * Of the deciding events that changed nothing, those repeating the event that delivered their
- * message (delivered with the same platform msg_id) are duplicates; the rest stay not_deliverable.
- * A retried group costs one more read; a group of fresh events none.
- */
-async function markRepeatedEvents(trx: Transaction, events: readonly DeliveryEvent[], deciding: Map<string, number>, results: DeliveryEventResult[]): Promise<void> {
-  const unchanged = [...deciding].filter(([, index]) => results[index] === 'not_deliverable');
-  if (unchanged.length === 0) return;
-  const states = await findDeliveryStates(trx, unchanged.map(([messageId]) => messageId));
-  for (const [messageId, index] of unchanged) {
-    const state = states.get(messageId);
-    if (state?.status === 'delivered' && state.provider_msg_id === events[index]!.platformMsgId) results[index] = 'duplicate';
-  }
 }
 
 export type DeliveryEventWriter = GroupCommitter<DeliveryEvent, DeliveryEventResult>;

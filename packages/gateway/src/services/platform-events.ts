@@ -16,20 +16,19 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { runInTransaction } from '../store/database.ts';
 import { recordPlatformEvent, setTemplateStatusFromPlatform } from '../store/platform-events.ts';
 import { TEMPLATE_STATUSES, type SenderAccountRow, type TemplateStatus } from '../store/schema.ts';
-import { DELIVERY_EVENT_NAME } from '../infrastructure/delivery-event-writer.ts';
 import type { Context, PlatformCaller, VerbCall } from './context.ts';
 import { ApiError, badRequest } from './errors.ts';
 
-const DELIVERY_EVENT = DELIVERY_EVENT_NAME;
+const DELIVERY_EVENT = 'user_received_message';
 const TEMPLATE_STATUS_EVENT = 'change_template_status';
 const OA_DAILY_QUOTA_EVENT = 'change_oa_daily_quota';
 
 export type PlatformEventOutcome =
   /** The message became delivered (and its report was queued when its key has a webhook URL). */
   | 'delivered'
-  /** This event was applied before. */
+  /** A repeat of an earlier event of its group (same message, same platform msg_id), or a template status event applied before. */
   | 'duplicate'
-  /** The message is failed or already delivered: left as it is. */
+  /** The message is failed or already delivered (as a retried event finds it): left as it is. */
   | 'not_deliverable'
   /** No message of ours matches the event. */
   | 'unknown_message'

@@ -53,14 +53,6 @@ export async function markMessagesDelivered(
   });
 }
 
-export type DeliveryState = Pick<MessageRow, 'status' | 'provider_msg_id'>;
-
-/** The status and platform msg_id of these messages, by id. */
-export async function findDeliveryStates(trx: Transaction, ids: readonly string[]): Promise<Map<string, DeliveryState>> {
-  const rows = await trx.selectFrom('message_states').select(['id', 'status', 'provider_msg_id']).where('id', 'in', ids).execute();
-  return new Map(rows.map(({ id, ...state }) => [id, state]));
-}
-
 export type WebhookTarget = Pick<ApiKeyRow, 'id' | 'webhook_url' | 'revoked_at'>;
 
 /** The webhook URL (and revocation) of each key, by key id. */

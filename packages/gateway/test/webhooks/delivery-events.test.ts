@@ -86,6 +86,28 @@ describe.each(STORE_KINDS)('delivery events applied in groups (%s)', (kind) => {
     }
   });
 
+  it('delivers a message once when two transactions apply its event at the same time', async () => {
+    const messages = await Promise.all(Array.from({ length: 10 }, () => sentMessage()));
+    const now = Date.now();
+    const group = messages.map((message, index) => ({
+      message: { trackingId: message.id, workspaceId: ws.workspaceId },
+      platformMsgId: message.providerId,
+      oaId: ws.oaId,
+      deliveredAt: 1_767_200_401_000 + index,
+      now,
+    }));
+    // On PostgreSQL the two commit side by side and meet on each message's row lock; the second
+    // finds every message delivered by then. SQLite runs them one after the other.
+    const [first, second] = await Promise.all(
+      [group, [...group].reverse()].map((events) => runInTransaction(gateway.runtime.store, (trx) => applyDeliveryEvents(trx, gateway.runtime.store.dialect, events, now))),
+    );
+    for (const [index, message] of messages.entries()) {
+      const outcomes = [first![index], second![messages.length - 1 - index]].sort();
+      expect(outcomes, message.id).toEqual(['delivered', 'not_deliverable']);
+    }
+    expect(await outbox(messages.map((message) => message.id))).toHaveLength(messages.length);
+  });
+
   it('gives each event of a group the outcome it would have had alone', async () => {
     const a = await sentMessage();
     const b = await sentMessage();
@@ -120,12 +142,12 @@ describe.each(STORE_KINDS)('delivery events applied in groups (%s)', (kind) => {
     expect(JSON.parse(rows.find((row) => row.message_id === a.id)!.body).delivered_at).toBe('2025-12-31T17:00:01.000Z');
     const statusOf = async (id: string) => (await db().selectFrom('message_states').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
     expect(await statusOf(otherWorkspaces.id)).toBe('sent');
-    // Applied again (the platform's retry of the whole group): nothing new. The events that
-    // delivered a and b are duplicates; a's resend and the failed message's event were never
-    // applied and still are not. The event naming only the platform's msg_id finds no sent message
-    // with it any more, as when it came alone.
+    // Applied again (the platform's retry of the whole group): nothing new. Each message is
+    // delivered or failed by then, and the repeats within the group are still duplicates. The
+    // event naming only the platform's msg_id finds no sent message with it any more, as when it
+    // came alone.
     const again = await runInTransaction(gateway.runtime.store, (trx) => applyDeliveryEvents(trx, gateway.runtime.store.dialect, group, now));
-    expect(again).toEqual(['duplicate', 'duplicate', 'duplicate', 'not_deliverable', 'duplicate', 'not_deliverable', 'unknown_message', 'unknown_message', 'unknown_message', 'unknown_message']);
+    expect(again).toEqual(['not_deliverable', 'duplicate', 'not_deliverable', 'not_deliverable', 'duplicate', 'not_deliverable', 'unknown_message', 'unknown_message', 'unknown_message', 'unknown_message']);
     expect(await outbox(touched)).toHaveLength(3);
   });
 });

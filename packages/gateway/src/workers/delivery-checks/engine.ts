@@ -4,8 +4,8 @@
  * a message `sent` for ever and its customer without a delivery report. So a worker asks the
  * platform's status endpoint (`GET /message/status`, by the provider msg_id every sent message
  * has) about sent messages whose event is overdue. A delivered answer goes through the same
- * writer as an event, under the same de-duplication key, so a late event changes nothing more
- * and the customer gets one report either way.
+ * writer as an event, which delivers only a message not delivered yet, so a late event changes
+ * nothing more and the customer gets one report either way.
  */
 import { Semaphore } from '../../lib/semaphore.ts';
 import { findMessagesAwaitingDelivery, markStatusChecked, type MessageAwaitingDelivery } from '../../store/delivery-checks.ts';
