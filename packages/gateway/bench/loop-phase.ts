@@ -1,5 +1,6 @@
 /** One timed run of an end-to-end loop (TMS's or Kannel's): send every message, wait for every callback, count the CPU. */
 import { meterProgramCpu, readCpuSeconds } from './processes.ts';
+import { startStoreWriteMeter, type StoreWrites, type StoreWriteSource } from './store-writes.ts';
 import type { CountingReceiver } from './webhook-receiver.ts';
 
 export interface LoopPhase {
@@ -20,6 +21,8 @@ export interface LoopPhase {
    * lower bound, see meterProgramCpu); null when not measured (SQLite, a remote server).
    */
   databaseCpuMicrosecondsPerMessage: number | null;
+  /** What the store wrote during the run (store-writes.ts); null when not measured (Kannel) or not readable. */
+  storeWrites: StoreWrites | null;
 }
 
 /** "gateway 560 + simulator 110": where the CPU per message went. */
@@ -50,6 +53,8 @@ export async function measureLoopPhase(input: {
   processes: Record<string, number>;
   /** The command name of a database server on this machine whose CPU is counted beside them ('postgres'). */
   databaseServer?: string | null;
+  /** Whose writes to count as the store's (store-writes.ts); none for a system without a store. */
+  storeWrites?: StoreWriteSource | null;
   receiver: CountingReceiver;
   timeoutSeconds: number;
   /** What a callback is called in progress lines ("reports", "callbacks"). */
@@ -62,6 +67,7 @@ export async function measureLoopPhase(input: {
   const named = Object.entries(input.processes);
   const cpuBefore = named.map(([, pid]) => readCpuSeconds(pid));
   const databaseMeter = input.databaseServer ? meterProgramCpu(input.databaseServer) : null;
+  const storeWriteMeter = input.storeWrites ? await startStoreWriteMeter(input.storeWrites) : null;
   const started = performance.now();
   await input.send();
   const acceptSeconds = (performance.now() - started) / 1000;
@@ -77,6 +83,7 @@ export async function measureLoopPhase(input: {
     return before === null || after === null ? null : after - before;
   });
   const databaseSeconds = databaseMeter?.stop() ?? null;
+  const storeWrites = (await storeWriteMeter?.stop()) ?? null;
   const complete = spent.every((seconds) => seconds !== null);
   const cpuSeconds = complete ? spent.reduce<number>((sum, seconds) => sum + seconds!, 0) : null;
   return {
@@ -89,5 +96,6 @@ export async function measureLoopPhase(input: {
     cpuMicrosecondsPerMessage: cpuSeconds === null ? null : (cpuSeconds * 1e6) / input.messages,
     cpuMicrosecondsPerMessageByProcess: complete ? Object.fromEntries(named.map(([name], index) => [name, (spent[index]! * 1e6) / input.messages])) : null,
     databaseCpuMicrosecondsPerMessage: databaseSeconds === null ? null : (databaseSeconds * 1e6) / input.messages,
+    storeWrites,
   };
 }

@@ -1,4 +1,5 @@
 /** The benchmark's results: the console table, the targets, and the Markdown table for the README. */
+import type { StoreWrites } from './store-writes.ts';
 import type { StoreCheck } from './verify.ts';
 
 export type ScenarioKind = 'ceiling' | 'single' | 'batch';
@@ -26,6 +27,8 @@ export interface ScenarioResult {
   serverCpuUsPerRequest: number | null;
   /** A local PostgreSQL server's CPU time per good answer, in microseconds (not in the server's); null on SQLite. */
   databaseCpuUsPerRequest: number | null;
+  /** What the store wrote during the measured run (store-writes.ts); null for the bare route or where unreadable. */
+  storeWrites: StoreWrites | null;
   /** Bad answers, connection errors and timeouts, warm-up included. */
   errors: number;
   errorDetail: { non2xx: number; badAnswers: number; connectionErrors: number; timeouts: number; statuses: Record<string, number>; samples: string[] };

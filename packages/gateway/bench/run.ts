@@ -60,6 +60,7 @@ import { DISPATCH_SCENARIOS, dispatchTable, dispatchTargets, runDispatch, type D
 import { benchGatewayEnvironment, freePort, lastLines, localDatabaseServer, meterProgramCpu, neutralEnvironment, startServer, type ServerProcess } from './processes.ts';
 import { evaluateTargets, markdown, targetLines, textTable, type ScenarioKind, type ScenarioResult, type StoreName } from './report.ts';
 import { checkPostgres, checkSqlite, type StoreCheck } from './verify.ts';
+import { describeStoreWrites, startStoreWriteMeter, type StoreWriteSource } from './store-writes.ts';
 import { CONSOLE_READ_SCENARIOS, consoleReadsTable, consoleReadsTargets, runConsoleReads, type ConsoleReadsResult } from './console-reads.ts';
 import { WEBHOOK_SCENARIOS, runWebhookScenario, webhookTable, webhookTargets, type WebhookResult } from './webhooks.ts';
 import { LOOP_VS_KANNEL_ID, loopVsKannelMarkdown, loopVsKannelTargets, loopVsKannelText, runLoopVsKannel, type LoopVsKannelResult } from './loop-vs-kannel.ts';
@@ -142,6 +143,7 @@ function emptyResult(id: string, kind: ScenarioKind, store: StoreName, connectio
     serverCpuCores: null,
     serverCpuUsPerRequest: null,
     databaseCpuUsPerRequest: null,
+    storeWrites: null,
     errors: 0,
     errorDetail: { non2xx: 0, badAnswers: 0, connectionErrors: 0, timeouts: 0, statuses: {}, samples: [] },
     storeCheck: null,
@@ -149,15 +151,30 @@ function emptyResult(id: string, kind: ScenarioKind, store: StoreName, connectio
   };
 }
 
+/** What a request of this kind is called per unit of store writes. */
+function kindUnit(kind: ScenarioKind): string {
+  return kind === 'batch' ? `batch of ${BATCH_SIZE}` : 'request';
+}
+
 /** Warm-up (not counted, but checked) and the measured run, into `result`. */
-async function measure(result: ScenarioResult, server: ServerProcess, shape: LoadShape, ids: AcceptedIds | null, databaseServer: string | null = null): Promise<void> {
+async function measure(
+  result: ScenarioResult,
+  server: ServerProcess,
+  shape: LoadShape,
+  ids: AcceptedIds | null,
+  meters: { databaseServer: string | null; storeWrites: StoreWriteSource | null } = { databaseServer: null, storeWrites: null },
+): Promise<void> {
   say(`  warm-up ${WARMUP_SECONDS} s, then ${SECONDS} s at ${shape.connections} connections`);
   const runs: LoadRun[] = [await runLoad(shape, WARMUP_SECONDS, ids)];
-  const databaseMeter = databaseServer ? meterProgramCpu(databaseServer) : null;
+  const databaseMeter = meters.databaseServer ? meterProgramCpu(meters.databaseServer) : null;
+  const storeWriteMeter = meters.storeWrites ? await startStoreWriteMeter(meters.storeWrites) : null;
   const cpuBefore = server.cpuSeconds();
   const run = await runLoad(shape, SECONDS, ids);
   const cpuAfter = server.cpuSeconds();
   const databaseSeconds = databaseMeter?.stop() ?? null;
+  // Requests answered after the run ended and before this read are written but not counted: a few of thousands.
+  result.storeWrites = (await storeWriteMeter?.stop()) ?? null;
+  if (storeWriteMeter) say(`  ${describeStoreWrites(result.storeWrites, run.tally.good, kindUnit(result.kind))}`);
   runs.push(run);
   if (cpuBefore !== null && cpuAfter !== null && run.tally.good > 0) {
     result.serverCpuCores = (cpuAfter - cpuBefore) / run.seconds;
@@ -232,7 +249,8 @@ async function runGateway(id: string, kind: 'single' | 'batch', store: 'sqlite' 
         ? singleSendShape({ url, apiKey: seeded.apiKey, templateId: seeded.templateId, connections, expectMsgId: true })
         : batchShape({ url, apiKey: seeded.apiKey, templateId: seeded.templateId, connections, pool: 32 });
     // The PostgreSQL server's share of an acceptance, beside the gateway's (a lower bound: see meterProgramCpu).
-    await measure(result, server, shape, ids, localDatabaseServer(env));
+    const storeWrites: StoreWriteSource = store === 'sqlite' ? { store, gatewayPids: [server.pid] } : { store, databaseUrl: database.env.DATABASE_URL! };
+    await measure(result, server, shape, ids, { databaseServer: localDatabaseServer(env), storeWrites });
     result.peakRssMb = server.peakRssMb();
     const ended = server.endedEarly();
     if (ended) throw new Error(`the gateway ${ended}, during the run:\n${lastLines(server.output())}`);

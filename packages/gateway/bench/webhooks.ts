@@ -36,6 +36,7 @@ import { runInTransaction } from '../src/store/database.ts';
 import type { WebhookDeliveryRow } from '../src/store/schema.ts';
 import { benchGatewayEnvironment, freePort, lastLines, localDatabaseServer, neutralEnvironment, readCpuSeconds, readPeakRssMb, spawnChild, startServer, type Child, type ServerProcess } from './processes.ts';
 import { describeCpuByProcess, describeGatewayToSimulatorCpu, measureLoopPhase, type LoopPhase } from './loop-phase.ts';
+import { describeStoreWrites } from './store-writes.ts';
 import { phoneOf } from './phones.ts';
 import { fmt } from './report.ts';
 import { startBenchReceiver, type BenchReceiver } from './webhook-receiver.ts';
@@ -341,6 +342,7 @@ async function runLoop(scenario: WebhookScenario, context: WebhookContext, recei
         messages: context.loopMessages,
         processes: systemProcesses,
         databaseServer: localDatabaseServer(database.env),
+        storeWrites: scenario.store === 'sqlite' ? { store: 'sqlite', gatewayPids: worker ? [running.pid, worker.child.pid!] : [running.pid] } : { store: 'postgres', databaseUrl: database.env.DATABASE_URL! },
         receiver,
         timeoutSeconds: context.timeoutSeconds,
         callbackName: 'reports',
@@ -350,7 +352,7 @@ async function runLoop(scenario: WebhookScenario, context: WebhookContext, recei
         say,
       });
       result.phases.push(phase);
-      say(`  ${label}: ${phase.perSecond.toFixed(0)} msg/s (${phase.seconds.toFixed(2)} s, accepted in ${phase.acceptSeconds.toFixed(2)} s), ${fmt(phase.cpuMicrosecondsPerMessage)} µs CPU/msg (${describeCpuByProcess(phase)}${describeGatewayToSimulatorCpu(phase)})${databaseCpuNote(phase)}`);
+      say(`  ${label}: ${phase.perSecond.toFixed(0)} msg/s (${phase.seconds.toFixed(2)} s, accepted in ${phase.acceptSeconds.toFixed(2)} s), ${fmt(phase.cpuMicrosecondsPerMessage)} µs CPU/msg (${describeCpuByProcess(phase)}${describeGatewayToSimulatorCpu(phase)})${databaseCpuNote(phase)}; ${describeStoreWrites(phase.storeWrites, phase.messages, 'msg')}`);
     }
     const cold = result.phases[0]!;
     result.seconds = cold.seconds;
@@ -409,7 +411,7 @@ export async function runWebhookScenario(scenario: WebhookScenario, context: Web
 }
 
 export function webhookTable(results: WebhookResult[]): string {
-  const header = ['scenario', 'store', 'items', 'seconds', 'per second', 'per second after 1st report', 'accept s', 'requests', 'duplicates', 'bad signatures', 'peak RSS MB', 'CPU s', 'CPU µs/item', 'warm per second', 'warm CPU µs/msg', 'PostgreSQL server CPU µs/msg'];
+  const header = ['scenario', 'store', 'items', 'seconds', 'per second', 'per second after 1st report', 'accept s', 'requests', 'duplicates', 'bad signatures', 'peak RSS MB', 'CPU s', 'CPU µs/item', 'warm per second', 'warm CPU µs/msg', 'PostgreSQL server CPU µs/msg', 'store writes KB/msg'];
   const rows = results.map((r) => {
     const warm = r.phases.find((phase) => phase.label === 'warm');
     const database = r.phases.map((phase) => phase.databaseCpuMicrosecondsPerMessage);
@@ -430,6 +432,7 @@ export function webhookTable(results: WebhookResult[]): string {
       fmt(warm?.perSecond ?? null),
       fmt(warm?.cpuMicrosecondsPerMessage ?? null),
       database.some((microseconds) => microseconds !== null) ? database.map((microseconds) => fmt(microseconds)).join(' / ') : '-',
+      storeWritesColumn(r.phases),
     ];
   });
   const all = [header, ...rows];
@@ -438,9 +441,16 @@ export function webhookTable(results: WebhookResult[]): string {
   const notes = [
     'CPU: deliveries, the one tms worker (start-up included); loop, every process of the system under test (the gateway process(es) and the ZNS simulator), not the load generator or the receiver.',
     'loop: the figures before "warm" are the cold run on a fresh gateway; "warm" is a second run of the same size on the same, still running processes.',
+    'store writes (cold / warm): SQLite, the bytes the gateway process(es) made dirty in files (the log, the checkpoints); PostgreSQL, the server\'s write-ahead log, server-wide (store-writes.ts).',
     'PostgreSQL server CPU (cold / warm): its backends and background processes on this machine, sampled every 200 ms, beside the system under test and not in its CPU; a lower bound (a process that ends between two samples loses its last moments).',
   ];
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), ...notes].join('\n');
+}
+
+/** "19.3 / 18.9": KB the store wrote per message, cold / warm. */
+function storeWritesColumn(phases: readonly LoopPhase[]): string {
+  const perMessage = phases.map((phase) => (phase.storeWrites === null ? null : phase.storeWrites.bytes / 1024 / phase.messages));
+  return perMessage.some((kilobytes) => kilobytes !== null) ? perMessage.map((kilobytes) => fmt(kilobytes, 1)).join(' / ') : '-';
 }
 
 /** "; PostgreSQL server beside: 420 µs/msg", when it was measured. */
