@@ -151,7 +151,7 @@ function emptyResult(id: string, kind: ScenarioKind, store: StoreName, connectio
   };
 }
 
-/** What a request of this kind is called per unit of store writes. */
+/** The unit a scenario's store writes are given per. */
 function kindUnit(kind: ScenarioKind): string {
   return kind === 'batch' ? `batch of ${BATCH_SIZE}` : 'request';
 }
@@ -172,7 +172,7 @@ async function measure(
   const run = await runLoad(shape, SECONDS, ids);
   const cpuAfter = server.cpuSeconds();
   const databaseSeconds = databaseMeter?.stop() ?? null;
-  // Requests answered after the run ended and before this read are written but not counted: a few of thousands.
+  // Requests in flight when the run ends may be written before this read without being counted: at most one per connection.
   result.storeWrites = (await storeWriteMeter?.stop()) ?? null;
   if (storeWriteMeter) say(`  ${describeStoreWrites(result.storeWrites, run.tally.good, kindUnit(result.kind))}`);
   runs.push(run);
