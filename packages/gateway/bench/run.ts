@@ -60,7 +60,7 @@ import { DISPATCH_SCENARIOS, dispatchTable, dispatchTargets, runDispatch, type D
 import { benchGatewayEnvironment, freePort, lastLines, localDatabaseServer, meterProgramCpu, neutralEnvironment, startServer, type ServerProcess } from './processes.ts';
 import { evaluateTargets, markdown, targetLines, textTable, type ScenarioKind, type ScenarioResult, type StoreName } from './report.ts';
 import { checkPostgres, checkSqlite, type StoreCheck } from './verify.ts';
-import { describeStoreWrites, startStoreWriteMeter, type StoreWriteSource } from './store-writes.ts';
+import { describeStoreWrites, startStoreWriteMeter, storeWriteSource, type StoreWriteSource } from './store-writes.ts';
 import { CONSOLE_READ_SCENARIOS, consoleReadsTable, consoleReadsTargets, runConsoleReads, type ConsoleReadsResult } from './console-reads.ts';
 import { WEBHOOK_SCENARIOS, runWebhookScenario, webhookTable, webhookTargets, type WebhookResult } from './webhooks.ts';
 import { LOOP_VS_KANNEL_ID, loopVsKannelMarkdown, loopVsKannelTargets, loopVsKannelText, runLoopVsKannel, type LoopVsKannelResult } from './loop-vs-kannel.ts';
@@ -249,8 +249,7 @@ async function runGateway(id: string, kind: 'single' | 'batch', store: 'sqlite' 
         ? singleSendShape({ url, apiKey: seeded.apiKey, templateId: seeded.templateId, connections, expectMsgId: true })
         : batchShape({ url, apiKey: seeded.apiKey, templateId: seeded.templateId, connections, pool: 32 });
     // The PostgreSQL server's share of an acceptance, beside the gateway's (a lower bound: see meterProgramCpu).
-    const storeWrites: StoreWriteSource = store === 'sqlite' ? { store, gatewayPids: [server.pid] } : { store, databaseUrl: database.env.DATABASE_URL! };
-    await measure(result, server, shape, ids, { databaseServer: localDatabaseServer(env), storeWrites });
+    await measure(result, server, shape, ids, { databaseServer: localDatabaseServer(env), storeWrites: storeWriteSource(store, [server.pid], database.env.DATABASE_URL) });
     result.peakRssMb = server.peakRssMb();
     const ended = server.endedEarly();
     if (ended) throw new Error(`the gateway ${ended}, during the run:\n${lastLines(server.output())}`);

@@ -15,12 +15,19 @@ import pg from 'pg';
 
 export type StoreWriteSource = { store: 'sqlite'; gatewayPids: number[] } | { store: 'postgres'; databaseUrl: string };
 
-export interface StoreWrites {
-  bytes: number;
-  /** PostgreSQL only. */
-  walRecords: number | null;
-  /** PostgreSQL only: pages written whole to the log (the first change of a page after a checkpoint). */
-  fullPageImages: number | null;
+export type StoreWrites =
+  | { store: 'sqlite'; bytes: number }
+  /** fullPageImages: pages written whole to the log (the first change of a page after a checkpoint). */
+  | { store: 'postgres'; bytes: number; walRecords: number; fullPageImages: number };
+
+/** SQLite: the gateway's own processes write the store; PostgreSQL: the server named by the URL. */
+export function storeWriteSource(store: StoreWriteSource['store'], gatewayPids: number[], databaseUrl: string | undefined): StoreWriteSource {
+  return store === 'sqlite' ? { store, gatewayPids } : { store, databaseUrl: databaseUrl! };
+}
+
+/** Kilobytes written per request or message; null when not measured. */
+export function kilobytesPer(writes: StoreWrites | null, count: number): number | null {
+  return writes === null || count === 0 ? null : writes.bytes / 1024 / count;
 }
 
 export interface StoreWriteMeter {
@@ -76,7 +83,7 @@ export async function startStoreWriteMeter(source: StoreWriteSource): Promise<St
     return {
       stop: async () => {
         const after = sumFileWriteBytes(source.gatewayPids);
-        return before === null || after === null ? null : { bytes: after - before, walRecords: null, fullPageImages: null };
+        return before === null || after === null ? null : { store: 'sqlite', bytes: after - before };
       },
     };
   }
@@ -85,15 +92,15 @@ export async function startStoreWriteMeter(source: StoreWriteSource): Promise<St
     stop: async () => {
       const after = await readWalCounters(source.databaseUrl);
       if (before === null || after === null) return null;
-      return { bytes: after.bytes - before.bytes, walRecords: after.records - before.records, fullPageImages: after.fullPageImages - before.fullPageImages };
+      return { store: 'postgres', bytes: after.bytes - before.bytes, walRecords: after.records - before.records, fullPageImages: after.fullPageImages - before.fullPageImages };
     },
   };
 }
 
 /** "store writes 19.3 KB/msg" (SQLite) or "WAL 9.1 KB/msg, 54 records, 0.8 full pages" (PostgreSQL). */
 export function describeStoreWrites(writes: StoreWrites | null, count: number, unit: string): string {
-  if (writes === null || count === 0) return 'store writes: not readable';
-  const kilobytes = (writes.bytes / 1024 / count).toFixed(1);
-  if (writes.walRecords === null) return `store writes ${kilobytes} KB/${unit} (SQLite files)`;
-  return `WAL ${kilobytes} KB/${unit}, ${(writes.walRecords / count).toFixed(1)} records, ${((writes.fullPageImages ?? 0) / count).toFixed(2)} full pages (server-wide)`;
+  const kilobytes = kilobytesPer(writes, count);
+  if (writes === null || kilobytes === null) return 'store writes: not readable';
+  if (writes.store === 'sqlite') return `store writes ${kilobytes.toFixed(1)} KB/${unit} (SQLite files)`;
+  return `WAL ${kilobytes.toFixed(1)} KB/${unit}, ${(writes.walRecords / count).toFixed(1)} records, ${(writes.fullPageImages / count).toFixed(2)} full pages (server-wide)`;
 }

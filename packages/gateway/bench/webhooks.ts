@@ -36,7 +36,7 @@ import { runInTransaction } from '../src/store/database.ts';
 import type { WebhookDeliveryRow } from '../src/store/schema.ts';
 import { benchGatewayEnvironment, freePort, lastLines, localDatabaseServer, neutralEnvironment, readCpuSeconds, readPeakRssMb, spawnChild, startServer, type Child, type ServerProcess } from './processes.ts';
 import { describeCpuByProcess, describeGatewayToSimulatorCpu, measureLoopPhase, type LoopPhase } from './loop-phase.ts';
-import { describeStoreWrites } from './store-writes.ts';
+import { describeStoreWrites, kilobytesPer, storeWriteSource } from './store-writes.ts';
 import { phoneOf } from './phones.ts';
 import { fmt } from './report.ts';
 import { startBenchReceiver, type BenchReceiver } from './webhook-receiver.ts';
@@ -342,7 +342,7 @@ async function runLoop(scenario: WebhookScenario, context: WebhookContext, recei
         messages: context.loopMessages,
         processes: systemProcesses,
         databaseServer: localDatabaseServer(database.env),
-        storeWrites: scenario.store === 'sqlite' ? { store: 'sqlite', gatewayPids: worker ? [running.pid, worker.child.pid!] : [running.pid] } : { store: 'postgres', databaseUrl: database.env.DATABASE_URL! },
+        storeWrites: storeWriteSource(scenario.store, worker ? [running.pid, worker.child.pid!] : [running.pid], database.env.DATABASE_URL),
         receiver,
         timeoutSeconds: context.timeoutSeconds,
         callbackName: 'reports',
@@ -449,7 +449,7 @@ export function webhookTable(results: WebhookResult[]): string {
 
 /** "19.3 / 18.9": KB the store wrote per message, cold / warm. */
 function storeWritesColumn(phases: readonly LoopPhase[]): string {
-  const perMessage = phases.map((phase) => (phase.storeWrites === null ? null : phase.storeWrites.bytes / 1024 / phase.messages));
+  const perMessage = phases.map((phase) => kilobytesPer(phase.storeWrites, phase.messages));
   return perMessage.some((kilobytes) => kilobytes !== null) ? perMessage.map((kilobytes) => fmt(kilobytes, 1)).join(' / ') : '-';
 }
 
