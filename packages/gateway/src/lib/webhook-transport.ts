@@ -87,6 +87,9 @@ interface Destination {
 /** Receiver URLs whose parse and check are kept: far more than a process has keys with webhooks. */
 const DESTINATION_CACHE_SIZE = 1024;
 
+/** How much later than an attempt's deadline undici's own timeouts fall (see the agent's settings). */
+const UNDICI_BACKSTOP_MARGIN_MS = 1000;
+
 const isSuccess = (statusCode: number): boolean => statusCode >= 200 && statusCode < 300;
 
 /**
@@ -207,9 +210,12 @@ export class WebhookTransport {
       connections: settings.connectionsPerReceiver,
       keepAliveTimeout: 30_000,
       pipelining: 1,
-      connectTimeout: settings.timeoutMs,
-      headersTimeout: settings.timeoutMs,
-      bodyTimeout: settings.timeoutMs,
+      // Each attempt's own deadline ends it at timeoutMs and says so ("timeout: …"). undici's timers
+      // are a backstop only: they count from a clock read up to half a second stale, so set to the
+      // same value they sometimes fired first and logged the same timeout as UND_ERR_HEADERS_TIMEOUT.
+      connectTimeout: settings.timeoutMs + UNDICI_BACKSTOP_MARGIN_MS,
+      headersTimeout: settings.timeoutMs + UNDICI_BACKSTOP_MARGIN_MS,
+      bodyTimeout: settings.timeoutMs + UNDICI_BACKSTOP_MARGIN_MS,
       connect: settings.allowPrivateTargets ? {} : { lookup: publicOnlyLookup },
     });
   }
