@@ -105,7 +105,10 @@ async function recordSent(trx: Transaction, dialect: Dialect, sent: OutcomeOf<'s
   });
   await eraseRsaPhones(trx, dialect, rsaMessageIds(writtenOutcomes(sent, written)));
   // A delivery event can beat this record: that message is already delivered, but sent when we sent it.
-  await writeUnderClaim(trx, dialect, { ...CLAIMED_MESSAGES, stillHeld: sql`message_states.status = 'delivered' AND message_states.sent_at IS NULL` }, sent, {
+  // Only the messages the record above left alone can be such (a written one is 'sent' now).
+  const writtenIds = new Set(written.map((row) => row.id));
+  const notWritten = sent.filter((outcome) => !writtenIds.has(outcome.message.id));
+  await writeUnderClaim(trx, dialect, { ...CLAIMED_MESSAGES, stillHeld: sql`message_states.status = 'delivered' AND message_states.sent_at IS NULL` }, notWritten, {
     ...write,
     set: sql`sent_at = x.sent_time, provider_msg_id = COALESCE(message_states.provider_msg_id, x.provider_id)`,
   });

@@ -5,6 +5,8 @@
  * and its reconciler call them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyDeliveryEvents } from '../../src/infrastructure/delivery-event-writer.ts';
+import { runInTransaction } from '../../src/store/database.ts';
 import { claimDueMessages, reconcileExpiredClaims, recordDispatchOutcomes, type ClaimedMessage } from '../../src/store/dispatch-queue.ts';
 import { STORE_KINDS, VALID_DATA, seedWorkspace, startTestGateway, type SeededWorkspace, type TestGateway } from '../harness.ts';
 
@@ -121,6 +123,18 @@ describe.each(STORE_KINDS)('dispatch queue reconciliation (%s)', (kind) => {
     expect(await balanceOf()).toBe(before);
   });
 
+  it('records the send time of a message whose delivery event came before its sent record, and keeps it delivered', async () => {
+    const [early, usual] = await accept(2);
+    const now = Date.now() + 9 * HOUR_MS;
+    const claimed = await claim([early!, usual!], now);
+    const event = { message: { id: early! }, platformMsgId: 'platform-early', oaId: ws.oaId, deliveredAt: now + 2, now: now + 2 };
+    await runInTransaction(store(), (trx) => applyDeliveryEvents(trx, store().dialect, [event], now + 2));
+    await recordDispatchOutcomes(store(), claimed.map((message) => ({ kind: 'sent', message, providerMsgId: `platform-${message.id === early ? 'early' : 'usual'}`, sentAt: now + 1 })), now + 3);
+    const rows = await store().db.selectFrom('message_states').select(['id', 'status', 'provider_msg_id', 'sent_at', 'delivered_at']).where('id', 'in', [early!, usual!]).execute();
+    expect(rows.find((row) => row.id === early)).toMatchObject({ status: 'delivered', provider_msg_id: 'platform-early', sent_at: now + 1, delivered_at: now + 2 });
+    expect(rows.find((row) => row.id === usual)).toMatchObject({ status: 'sent', provider_msg_id: 'platform-usual', sent_at: now + 1, delivered_at: null });
+  });
+
   it('gives a released claim its attempt back and queues it at the given time', async () => {
     const [id] = await accept(1);
     const start = Date.now() + 5 * HOUR_MS;
@@ -140,7 +154,7 @@ describe.each(STORE_KINDS)('dispatch queue reconciliation (%s)', (kind) => {
       claimed.map((message, index) => ({ kind: 'sent', message, providerMsgId: `p${index}`, sentAt: now + 1 })),
       now + 2,
     );
-    const sent = await store().db.selectFrom('message_states').select(['id', 'provider_msg_id']).where('status', '=', 'sent').execute();
+    const sent = await store().db.selectFrom('message_states').select(['id', 'provider_msg_id']).where('status', '=', 'sent').where('sent_at', '=', now + 1).execute();
     expect(sent).toHaveLength(5000);
     expect(new Set(sent.map((row) => row.id))).toEqual(new Set(ids));
   });
