@@ -155,12 +155,13 @@ export async function redeliverFailedWebhooks({ ctx, input }: VerbCall<DeliveryM
 export async function applyKeyChangeToDeliveries({ ctx, input }: VerbCall<DeliveryManager, { before: ApiKeyRow; after: ApiKeyRow }>): Promise<void> {
   const { before, after } = input;
   const now = ctx.clock();
+  const key = { workspaceId: after.workspace_id, apiKeyId: after.id };
   if (after.revoked_at !== null && before.revoked_at === null) {
-    await cancelPendingDeliveries(ctx.store.db, { apiKeyId: after.id, reason: REVOKED_KEY_REASON, now });
+    await cancelPendingDeliveries(ctx.store.db, { ...key, reason: REVOKED_KEY_REASON, now });
   } else if (after.webhook_url === null && before.webhook_url !== null) {
-    await cancelPendingDeliveries(ctx.store.db, { apiKeyId: after.id, reason: REMOVED_URL_REASON, now });
+    await cancelPendingDeliveries(ctx.store.db, { ...key, reason: REMOVED_URL_REASON, now });
   } else if (after.webhook_url !== null && after.webhook_url !== before.webhook_url) {
-    await readdressPendingDeliveries(ctx.store.db, { apiKeyId: after.id, url: after.webhook_url, now });
+    await readdressPendingDeliveries(ctx.store.db, { ...key, url: after.webhook_url, now });
   }
 }
 

@@ -196,26 +196,39 @@ export async function redeliverFailedSince(store: Store, input: { since: number;
   });
 }
 
+/** Which key's pending deliveries: through the key's workspace's pending ones (webhook_deliveries_by_workspace). */
+interface KeyOfDeliveries {
+  workspaceId: string;
+  apiKeyId: string;
+}
+
+const pendingOfKey = (key: KeyOfDeliveries) => sql`status = 'pending' AND workspace_id = ${key.workspaceId} AND api_key_id = ${key.apiKeyId}`;
+
+/** The statements of key changes, exported for their plan test (test/store/key-change-plans.test.ts). */
+export const readdressStatement = (input: KeyOfDeliveries & { url: string; now: number }) => sql`
+  UPDATE webhook_deliveries SET url = ${input.url}, updated_at = ${input.now}
+  WHERE ${pendingOfKey(input)}`;
+
 /** A key's webhook URL changed: its pending deliveries go to the new one. */
-export async function readdressPendingDeliveries(db: Kysely<Database>, input: { apiKeyId: string; url: string; now: number }): Promise<number> {
-  const result = await sql`
-    UPDATE webhook_deliveries SET url = ${input.url}, updated_at = ${input.now}
-    WHERE status = 'pending' AND api_key_id = ${input.apiKeyId}`.execute(db);
+export async function readdressPendingDeliveries(db: Kysely<Database>, input: KeyOfDeliveries & { url: string; now: number }): Promise<number> {
+  const result = await readdressStatement(input).execute(db);
   return Number(result.numAffectedRows ?? 0);
 }
 
 export const REVOKED_KEY_REASON = 'cancelled: the API key was revoked';
 export const REMOVED_URL_REASON = 'cancelled: the API key has no webhook URL any more';
 
+export const cancelStatement = (input: KeyOfDeliveries & { reason: string; now: number }) => sql`
+  UPDATE webhook_deliveries SET status = 'cancelled', last_error = ${input.reason}, lease_expires_at = NULL, updated_at = ${input.now}
+  WHERE ${pendingOfKey(input)}`;
+
 /**
  * A key was revoked or lost its webhook URL: its pending deliveries are cancelled. The lease is
  * cleared too, so the outcome of an attempt in flight right now no longer matches the row and
  * cannot turn it back (that attempt still appears in the attempt log).
  */
-export async function cancelPendingDeliveries(db: Kysely<Database>, input: { apiKeyId: string; reason: string; now: number }): Promise<number> {
-  const result = await sql`
-    UPDATE webhook_deliveries SET status = 'cancelled', last_error = ${input.reason}, lease_expires_at = NULL, updated_at = ${input.now}
-    WHERE status = 'pending' AND api_key_id = ${input.apiKeyId}`.execute(db);
+export async function cancelPendingDeliveries(db: Kysely<Database>, input: KeyOfDeliveries & { reason: string; now: number }): Promise<number> {
+  const result = await cancelStatement(input).execute(db);
   return Number(result.numAffectedRows ?? 0);
 }
 
