@@ -23,6 +23,7 @@ import { runInTransaction, type Dialect, type Store, type Transaction } from '..
 import { findWebhookTargets, insertWebhookDeliveries, markMessagesDelivered, type DeliveredMessage } from '../store/delivery-events.ts';
 import { findEventMessages, type EventMessageReference } from '../store/platform-events.ts';
 import type { WebhookDeliveryRow } from '../store/schema.ts';
+import { DELIVERY_ID_PREFIX } from '../store/webhook-deliveries.ts';
 
 export interface DeliveryEvent {
   /** Our message, by its id or as the platform names it (EventMessageReference). */
@@ -87,7 +88,7 @@ export async function applyDeliveryEvents(trx: Transaction, dialect: Dialect, ev
     const target = targets.get(message.api_key_id);
     if (!target || target.revoked_at !== null || !target.webhook_url) continue;
     reports.push({
-      id: createSortableId('dlv', event.now),
+      id: createSortableId(DELIVERY_ID_PREFIX, event.now),
       message_id: message.id,
       workspace_id: message.workspace_id,
       api_key_id: message.api_key_id,

@@ -61,6 +61,14 @@ export function createSortableId(prefix: string, time: number = Date.now()): str
   return `${prefix}_${lastTimeText}${encodeBase32(randomHigh, 8)}${encodeBase32(randomLow, 8)}`;
 }
 
+/**
+ * Every id createSortableId(prefix, t) made for a time t before `time` sorts below this text, and
+ * every one made for `time` or later above it: an id begins with its time.
+ */
+export function sortableIdFloor(prefix: string, time: number): string {
+  return `${prefix}_${encodeBase32(time, 10)}`;
+}
+
 /** A random token of url-safe characters, for secrets such as API keys. */
 export function createSecretToken(prefix: string, byteLength = 32): string {
   return `${prefix}${randomBytes(byteLength).toString('base64url')}`;

@@ -10,6 +10,7 @@
  * SQLite uses a partial index only when the query's own text implies the index's condition.
  */
 import { sql, type Kysely } from 'kysely';
+import { sortableIdFloor } from '../lib/ids.ts';
 import { insertRows } from './bulk-insert.ts';
 import { runInTransaction, type Store } from './database.ts';
 import { claimDueRows, writeUnderClaim, type ClaimedRows } from './queue-claims.ts';
@@ -20,6 +21,9 @@ export type ClaimedDelivery = Pick<
   WebhookDeliveryRow,
   'id' | 'message_id' | 'workspace_id' | 'api_key_id' | 'url' | 'body' | 'attempts' | 'attempts_at_redelivery' | 'created_at'
 > & { lease_expires_at: number };
+
+/** Every delivery id begins with this and its creation time (createSortableId): the purge relies on it. */
+export const DELIVERY_ID_PREFIX = 'dlv';
 
 const CLAIMED_COLUMNS = 'id, message_id, workspace_id, api_key_id, url, body, attempts, attempts_at_redelivery, created_at, lease_expires_at';
 
@@ -204,7 +208,7 @@ interface KeyOfDeliveries {
 
 const pendingOfKey = (key: KeyOfDeliveries) => sql`status = 'pending' AND workspace_id = ${key.workspaceId} AND api_key_id = ${key.apiKeyId}`;
 
-/** The statements of key changes, exported for their plan test (test/store/key-change-plans.test.ts). */
+/** The statements of key changes, exported for their plan test (test/store/outbox-plans.test.ts). */
 export const readdressStatement = (input: KeyOfDeliveries & { url: string; now: number }) => sql`
   UPDATE webhook_deliveries SET url = ${input.url}, updated_at = ${input.now}
   WHERE ${pendingOfKey(input)}`;
@@ -260,24 +264,34 @@ export async function readOutboxStats(db: Kysely<Database>, now: number): Promis
   };
 }
 
-/** Written as literals: SQLite uses the partial index webhook_deliveries_finished only then. */
 const FINISHED = sql<boolean>`status IN ('delivered', 'failed', 'cancelled')`;
+
+/** The next finished deliveries the purge deletes, exported for its plan test (test/store/outbox-plans.test.ts). */
+export function purgeableDeliveriesQuery(db: Kysely<Database>, input: { before: number; limit: number }) {
+  return db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('id', '<', sortableIdFloor(DELIVERY_ID_PREFIX, input.before))
+    .where(FINISHED)
+    .where('updated_at', '<', input.before)
+    .orderBy('id')
+    .limit(input.limit);
+}
 
 /**
  * Deletes up to `limit` finished deliveries (delivered, failed, cancelled) last changed before
  * `before`, with their attempt logs, in one transaction. Pending ones are never touched.
  * Returns how many deliveries went.
+ *
+ * It walks the primary key, oldest first: a delivery id begins with its creation time, and a
+ * delivery last changed before `before` was created before it, so it lies below that time's ids
+ * (one made while the clock stood behind the process's last id has that id's time, and waits that
+ * much longer). An index of finished deliveries by their last change cost an entry for every
+ * report. The few it passes over each time are those still pending or redelivered since.
  */
 export async function purgeFinishedDeliveries(store: Store, input: { before: number; limit: number }): Promise<number> {
   return runInTransaction(store, async (trx) => {
-    const finished = await trx
-      .selectFrom('webhook_deliveries')
-      .select('id')
-      .where(FINISHED)
-      .where('updated_at', '<', input.before)
-      .orderBy('updated_at')
-      .limit(input.limit)
-      .execute();
+    const finished = await purgeableDeliveriesQuery(trx, input).execute();
     if (finished.length === 0) return 0;
     // Deleted with the status test again (a redelivery may have made one pending meanwhile), and
     // only the attempt logs of what was deleted go with them.

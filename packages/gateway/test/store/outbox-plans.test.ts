@@ -1,13 +1,15 @@
 /**
- * The statements that follow a key change (revoked or its webhook URL removed: its pending delivery
- * reports are cancelled; a new URL: they are readdressed) must find the key's pending reports
- * through webhook_deliveries_by_workspace, searched by the key's workspace and the pending status,
- * never by reading the whole outbox (30 days of every workspace's reports) nor every workspace's
- * pending reports. Explained like the list plans (list-plans.test.ts): SQLite's EXPLAIN QUERY
- * PLAN, PostgreSQL's EXPLAIN with sequential scans priced out, on a few thousand reports with no
- * statistics. Then both statements run, and touch exactly the key's pending reports.
+ * The delivery-report outbox's rare statements must reach their rows through an index, never by
+ * reading the whole outbox (30 days of every workspace's reports):
+ * - after a key change (revoked or its webhook URL removed: its pending reports are cancelled; a
+ *   new URL: they are readdressed), the key's pending reports through webhook_deliveries_by_workspace,
+ *   searched by the key's workspace and the pending status (not every workspace's pending reports);
+ * - the retention purge, the oldest finished reports through the primary key, searched by id.
+ * Explained like the list plans (list-plans.test.ts): SQLite's EXPLAIN QUERY PLAN, PostgreSQL's
+ * EXPLAIN with sequential scans priced out, on a few thousand reports with no statistics. Then the
+ * statements run, and touch exactly the reports they are for.
  */
-import { CompiledQuery, sql, type RawBuilder } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/config.ts';
 import { openStore, type Store } from '../../src/store/database.ts';
@@ -17,12 +19,16 @@ import type { WebhookDeliveryRow, WebhookDeliveryStatus } from '../../src/store/
 import {
   cancelPendingDeliveries,
   cancelStatement,
+  purgeableDeliveriesQuery,
+  purgeFinishedDeliveries,
   readdressPendingDeliveries,
   readdressStatement,
 } from '../../src/store/webhook-deliveries.ts';
+import { sortableIdFloor } from '../../src/lib/ids.ts';
 import { STORE_KINDS, createTestDatabase, gatewayEnvironment, type TestDatabase } from '../harness.ts';
 
-const INDEX = 'webhook_deliveries_by_workspace';
+const BY_WORKSPACE = 'webhook_deliveries_by_workspace';
+const DAY_MS = 86_400_000;
 const NOW = Date.UTC(2026, 10, 24, 5, 0, 0);
 const WORKSPACES = ['ws_a', 'ws_b', 'ws_c'];
 const KEYS_PER_WORKSPACE = 2;
@@ -33,9 +39,12 @@ function report(index: number): WebhookDeliveryRow {
   const workspace = WORKSPACES[index % WORKSPACES.length]!;
   const key = `key_${workspace}_${Math.floor(index / WORKSPACES.length) % KEYS_PER_WORKSPACE}`;
   const status = STATUSES[index % STATUSES.length]!;
-  const createdAt = NOW - (REPORTS - index) * 1000;
+  // Spread over 60 days, oldest first; finished a minute after creation.
+  const createdAt = NOW - Math.floor(((REPORTS - index) * 60 * DAY_MS) / REPORTS);
   return {
-    id: `dlv_plan_${String(index).padStart(6, '0')}`,
+    // createSortableId's layout with the creation time: that function would give these the time of
+    // the last id the process made (it keeps a process's ids in order).
+    id: `${sortableIdFloor('dlv', createdAt)}${String(index).padStart(16, '0')}`,
     message_id: `msg_plan_${String(index).padStart(6, '0')}`,
     workspace_id: workspace,
     api_key_id: key,
@@ -48,10 +57,10 @@ function report(index: number): WebhookDeliveryRow {
     lease_expires_at: null,
     last_status_code: status === 'delivered' ? 200 : null,
     last_error: null,
-    delivered_at: status === 'delivered' ? createdAt + 100 : null,
-    failed_at: status === 'failed' ? createdAt + 100 : null,
+    delivered_at: status === 'delivered' ? createdAt + 60_000 : null,
+    failed_at: status === 'failed' ? createdAt + 60_000 : null,
     created_at: createdAt,
-    updated_at: createdAt,
+    updated_at: status === 'pending' ? createdAt : createdAt + 60_000,
   };
 }
 
@@ -63,37 +72,38 @@ interface PlanNode {
   Plans?: PlanNode[];
 }
 
-/** The index the statement searches the outbox with (and by which columns), and whether it reads the table whole. */
-async function planOf(store: Store, statement: RawBuilder<unknown>): Promise<{ search: string | null; fullScan: boolean; text: string }> {
-  const query = statement.compile(store.db);
+/** How a statement reaches the outbox's rows: the indexes it searches, with their conditions, and whether it reads the table whole. */
+async function planOf(store: Store, query: CompiledQuery): Promise<{ searches: { index: string; condition: string }[]; fullScan: boolean; text: string }> {
   return store.db.connection().execute(async (db) => {
     await sql`BEGIN`.execute(db);
     try {
       if (store.dialect === 'sqlite') {
         const rows = (await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`EXPLAIN QUERY PLAN ${query.sql}`, [...query.parameters]))).rows.map((row) => row.detail);
-        const search = rows.map((detail) => /^SEARCH webhook_deliveries USING INDEX (\S+) \(workspace_id=\? AND status=\?\)$/.exec(detail)?.[1]).find(Boolean) ?? null;
-        return { search, fullScan: rows.some((detail) => /^SCAN webhook_deliveries\b/.test(detail)), text: rows.join('\n') };
+        const searches = rows.flatMap((detail) => {
+          const found = /^SEARCH webhook_deliveries USING (?:COVERING )?INDEX (\S+) \((.*)\)$/.exec(detail);
+          return found ? [{ index: found[1]!, condition: found[2]! }] : [];
+        });
+        return { searches, fullScan: rows.some((detail) => /^SCAN webhook_deliveries\b/.test(detail)), text: rows.join('\n') };
       }
       await sql`SET LOCAL enable_seqscan = off`.execute(db);
       const result = await db.executeQuery<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(CompiledQuery.raw(`EXPLAIN (FORMAT JSON) ${query.sql}`, [...query.parameters]));
       const root = result.rows[0]!['QUERY PLAN'][0].Plan;
-      let search: string | null = null;
+      const searches: { index: string; condition: string }[] = [];
       let fullScan = false;
       const visit = (node: PlanNode) => {
         if (node['Node Type'] === 'Seq Scan') fullScan = true;
-        const condition = node['Index Cond'] ?? '';
-        if (node['Index Name'] !== undefined && /\bworkspace_id\b/.test(condition) && /\bstatus\b/.test(condition)) search = node['Index Name'];
+        if (node['Index Name'] !== undefined) searches.push({ index: node['Index Name'], condition: node['Index Cond'] ?? '' });
         for (const child of node.Plans ?? []) visit(child);
       };
       visit(root);
-      return { search, fullScan, text: JSON.stringify(root, null, 1) };
+      return { searches, fullScan, text: JSON.stringify(root, null, 1) };
     } finally {
       await sql`ROLLBACK`.execute(db);
     }
   });
 }
 
-describe.each(STORE_KINDS)('key change query plans (%s)', (kind) => {
+describe.each(STORE_KINDS)('outbox query plans (%s)', (kind) => {
   let database: TestDatabase;
   let store: Store;
   const key = { workspaceId: 'ws_b', apiKeyId: 'key_ws_b_1' };
@@ -114,9 +124,16 @@ describe.each(STORE_KINDS)('key change query plans (%s)', (kind) => {
     ['readdressing', () => readdressStatement({ ...key, url: 'https://hooks.example.com/new', now: NOW })],
     ['cancelling', () => cancelStatement({ ...key, reason: 'cancelled: the API key was revoked', now: NOW })],
   ])('%s a key\'s pending reports searches its workspace\'s pending ones by index', async (_name, statement) => {
-    const plan = await planOf(store, statement());
+    const plan = await planOf(store, statement().compile(store.db));
     expect(plan.fullScan, plan.text).toBe(false);
-    expect(plan.search, plan.text).toBe(INDEX);
+    const search = plan.searches.find((found) => /\bworkspace_id\b/.test(found.condition) && /\bstatus\b/.test(found.condition));
+    expect(search?.index, plan.text).toBe(BY_WORKSPACE);
+  });
+
+  it('the retention purge searches the oldest reports by id', async () => {
+    const plan = await planOf(store, purgeableDeliveriesQuery(store.db, { before: NOW - 30 * DAY_MS, limit: 1000 }).compile());
+    expect(plan.fullScan, plan.text).toBe(false);
+    expect(plan.searches.some((found) => /\bid\b/.test(found.condition)), plan.text).toBe(true);
   });
 
   it('readdresses, then cancels, exactly the key\'s pending reports', async () => {
@@ -131,5 +148,20 @@ describe.each(STORE_KINDS)('key change query plans (%s)', (kind) => {
     expect(changed.every((row) => row.status === 'cancelled')).toBe(true);
     const stillPending = await store.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('count')).where('status', '=', 'pending').executeTakeFirstOrThrow();
     expect(Number(stillPending.count)).toBe(REPORTS / STATUSES.length - pendingOfKey.length);
+  });
+
+  it('purges every finished report last changed before the cutoff, in batches, and nothing else', async () => {
+    const before = NOW - 30 * DAY_MS;
+    const remaining = await store.db.selectFrom('webhook_deliveries').select(['id', 'status', 'updated_at']).execute();
+    const purgeable = remaining.filter((row) => row.status !== 'pending' && Number(row.updated_at) < before);
+    expect(purgeable.length).toBeGreaterThan(300);
+    let purged = 0;
+    for (let batch = 300; batch === 300; ) {
+      batch = await purgeFinishedDeliveries(store, { before, limit: 300 });
+      purged += batch;
+    }
+    expect(purged).toBe(purgeable.length);
+    const left = await store.db.selectFrom('webhook_deliveries').select('id').execute();
+    expect(new Set(left.map((row) => row.id))).toEqual(new Set(remaining.filter((row) => !purgeable.includes(row)).map((row) => row.id)));
   });
 });
