@@ -25,6 +25,7 @@ import { connectSenderAccount } from '../src/services/admin/sender-accounts.ts';
 import { registerTemplate } from '../src/services/admin/templates.ts';
 import { createWorkspace } from '../src/services/admin/workspaces.ts';
 import { openSqliteDatabase, type SqliteConnection } from '../src/store/sqlite-driver.ts';
+import { DELIVERY_ID_PREFIX } from '../src/store/webhook-deliveries.ts';
 
 export const DAY_MS = 86_400_000;
 export const HISTORY_DAYS = 90;
@@ -493,7 +494,7 @@ function* workspaceHistory(plan: HistoryPlan, now: number, options: HistoryOptio
       const body = JSON.stringify({ message_id: id, tracking_id: trackingId, status: outcome, phone, [`${outcome}_at`]: new Date(finishedAt!).toISOString() });
       rows.push({
         table: 'webhook_deliveries',
-        cells: [sortableId('whd', finishedAt!, random), id, workspace.workspaceId, workspace.apiKeyId, WEBHOOK_URL, body, 'delivered', 1, 0, finishedAt!, null, 200, null, finishedAt! + 80, null, finishedAt!, finishedAt! + 80],
+        cells: [sortableId(DELIVERY_ID_PREFIX, finishedAt!, random), id, workspace.workspaceId, workspace.apiKeyId, WEBHOOK_URL, body, 'delivered', 1, 0, finishedAt!, null, 200, null, finishedAt! + 80, null, finishedAt!, finishedAt! + 80],
       });
     }
     if (createdAt > idempotentFrom && options.idempotencyShare > 0 && random() < options.idempotencyShare) {
