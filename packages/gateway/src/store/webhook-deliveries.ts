@@ -213,6 +213,10 @@ export const readdressStatement = (input: KeyOfDeliveries & { url: string; now: 
   UPDATE webhook_deliveries SET url = ${input.url}, updated_at = ${input.now}
   WHERE ${pendingOfKey(input)}`;
 
+export const cancelStatement = (input: KeyOfDeliveries & { reason: string; now: number }) => sql`
+  UPDATE webhook_deliveries SET status = 'cancelled', last_error = ${input.reason}, lease_expires_at = NULL, updated_at = ${input.now}
+  WHERE ${pendingOfKey(input)}`;
+
 /** A key's webhook URL changed: its pending deliveries go to the new one. */
 export async function readdressPendingDeliveries(db: Kysely<Database>, input: KeyOfDeliveries & { url: string; now: number }): Promise<number> {
   const result = await readdressStatement(input).execute(db);
@@ -221,10 +225,6 @@ export async function readdressPendingDeliveries(db: Kysely<Database>, input: Ke
 
 export const REVOKED_KEY_REASON = 'cancelled: the API key was revoked';
 export const REMOVED_URL_REASON = 'cancelled: the API key has no webhook URL any more';
-
-export const cancelStatement = (input: KeyOfDeliveries & { reason: string; now: number }) => sql`
-  UPDATE webhook_deliveries SET status = 'cancelled', last_error = ${input.reason}, lease_expires_at = NULL, updated_at = ${input.now}
-  WHERE ${pendingOfKey(input)}`;
 
 /**
  * A key was revoked or lost its webhook URL: its pending deliveries are cancelled. The lease is
