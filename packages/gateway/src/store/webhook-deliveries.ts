@@ -9,12 +9,12 @@
  * `status = 'pending'` and `'failed'` are written as literals where a partial index serves the query:
  * SQLite uses a partial index only when the query's own text implies the index's condition.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import { sortableIdFloor } from '../lib/ids.ts';
 import { insertRows } from './bulk-insert.ts';
 import { runInTransaction, type Store } from './database.ts';
 import { claimDueRows, writeUnderClaim, type ClaimedRows } from './queue-claims.ts';
-import type { ApiKeyRow, Database, WebhookAttemptRow, WebhookDeliveryRow, WebhookDeliveryStatus } from './schema.ts';
+import { WEBHOOK_DELIVERY_STATUSES, type ApiKeyRow, type Database, type WebhookAttemptRow, type WebhookDeliveryRow, type WebhookDeliveryStatus } from './schema.ts';
 import { PLANNED_PER_RUN } from './postgres-prepared-statements.ts';
 
 export type ClaimedDelivery = Pick<
@@ -140,14 +140,51 @@ export interface DeliveryFilter {
   offset: number;
 }
 
-/** Newest first. */
-export async function listDeliveries(db: Kysely<Database>, filter: DeliveryFilter): Promise<WebhookDeliveryRow[]> {
+/** One page of deliveries, newest first. */
+export function listDeliveriesQuery(db: Kysely<Database>, filter: DeliveryFilter) {
+  const { workspaceId, status } = filter;
+  if (workspaceId !== undefined && status === undefined) return newestOfWorkspaceQuery(db, { ...filter, workspaceId });
   let query = db.selectFrom('webhook_deliveries').modifyFront(PLANNED_PER_RUN).selectAll();
-  if (filter.workspaceId !== undefined) query = query.where('workspace_id', '=', filter.workspaceId);
-  if (filter.status !== undefined) query = query.where('status', '=', filter.status);
-  if (filter.since !== undefined) query = query.where('created_at', '>=', filter.since);
-  if (filter.until !== undefined) query = query.where('created_at', '<', filter.until);
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).offset(filter.offset).execute();
+  if (workspaceId !== undefined) query = query.where('workspace_id', '=', workspaceId);
+  if (status !== undefined) query = query.where('status', '=', status);
+  return newestPage(inCreationWindow(query, filter), filter);
+}
+
+export async function listDeliveries(db: Kysely<Database>, filter: DeliveryFilter): Promise<WebhookDeliveryRow[]> {
+  return listDeliveriesQuery(db, filter).execute();
+}
+
+function inCreationWindow<Query extends SelectQueryBuilder<Database, 'webhook_deliveries', WebhookDeliveryRow>>(query: Query, filter: DeliveryFilter): Query {
+  let bounded = query;
+  if (filter.since !== undefined) bounded = bounded.where('created_at', '>=', filter.since) as Query;
+  if (filter.until !== undefined) bounded = bounded.where('created_at', '<', filter.until) as Query;
+  return bounded;
+}
+
+function newestPage<Query extends SelectQueryBuilder<Database, 'webhook_deliveries', WebhookDeliveryRow>>(query: Query, page: { limit: number; offset: number }) {
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset);
+}
+
+/**
+ * A workspace's deliveries of every status, newest first: the newest page of each status through
+ * webhook_deliveries_by_workspace (workspace, status, creation time), merged. Read in one range,
+ * they would be every delivery the workspace kept (30 days of reports) sorted for one page.
+ */
+function newestOfWorkspaceQuery(db: Kysely<Database>, filter: DeliveryFilter & { workspaceId: string }) {
+  const window = { limit: filter.limit + filter.offset, offset: 0 };
+  const [first, ...others] = WEBHOOK_DELIVERY_STATUSES.map((status) => {
+    const ofStatus = db.selectFrom('webhook_deliveries').selectAll().where('workspace_id', '=', filter.workspaceId).where('status', '=', status);
+    return db.selectFrom(newestPage(inCreationWindow(ofStatus, filter), window).as('of_status')).selectAll();
+  });
+  const merged = others.reduce((union, next) => union.unionAll(next), first!);
+  return db
+    .selectFrom(merged.as('newest'))
+    .modifyFront(PLANNED_PER_RUN)
+    .selectAll()
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(filter.limit)
+    .offset(filter.offset);
 }
 
 export async function findDelivery(db: Kysely<Database>, id: string): Promise<WebhookDeliveryRow | undefined> {

@@ -4,7 +4,10 @@
  * - after a key change (revoked or its webhook URL removed: its pending reports are cancelled; a
  *   new URL: they are readdressed), the key's pending reports through webhook_deliveries_by_workspace,
  *   searched by the key's workspace and the pending status (not every workspace's pending reports);
- * - the retention purge, the oldest finished reports through the primary key, searched by id.
+ * - the retention purge, the oldest finished reports through the primary key, searched by id;
+ * - a workspace's newest reports of every status (the console's and the operator's list), the
+ *   newest of each status through webhook_deliveries_by_workspace, merged (not every report the
+ *   workspace kept, sorted for one page).
  * Explained like the list plans (list-plans.test.ts): SQLite's EXPLAIN QUERY PLAN, PostgreSQL's
  * EXPLAIN with sequential scans priced out, on a few thousand reports with no statistics. Then the
  * statements run, and touch exactly the reports they are for.
@@ -15,10 +18,12 @@ import { parseConfig } from '../../src/config/config.ts';
 import { openStore, type Store } from '../../src/store/database.ts';
 import { insertRows } from '../../src/store/bulk-insert.ts';
 import { migrate } from '../../src/store/migrate.ts';
-import type { WebhookDeliveryRow, WebhookDeliveryStatus } from '../../src/store/schema.ts';
+import { WEBHOOK_DELIVERY_STATUSES, type WebhookDeliveryRow, type WebhookDeliveryStatus } from '../../src/store/schema.ts';
 import {
   cancelPendingDeliveries,
   cancelStatement,
+  listDeliveries,
+  listDeliveriesQuery,
   purgeableDeliveriesQuery,
   purgeFinishedDeliveries,
   readdressPendingDeliveries,
@@ -28,6 +33,8 @@ import { sortableIdFloor } from '../../src/lib/ids.ts';
 import { STORE_KINDS, createTestDatabase, gatewayEnvironment, type TestDatabase } from '../harness.ts';
 
 const BY_WORKSPACE = 'webhook_deliveries_by_workspace';
+/** Every status a report can have: the list of a workspace's reports reads each through the index. */
+const STATUSES_KNOWN = WEBHOOK_DELIVERY_STATUSES.length;
 const DAY_MS = 86_400_000;
 const NOW = Date.UTC(2026, 10, 24, 5, 0, 0);
 const WORKSPACES = ['ws_a', 'ws_b', 'ws_c'];
@@ -134,6 +141,27 @@ describe.each(STORE_KINDS)('outbox query plans (%s)', (kind) => {
     const plan = await planOf(store, purgeableDeliveriesQuery(store.db, { before: NOW - 30 * DAY_MS, limit: 1000 }).compile());
     expect(plan.fullScan, plan.text).toBe(false);
     expect(plan.searches.some((found) => /\bid\b/.test(found.condition)), plan.text).toBe(true);
+  });
+
+  it('lists a workspace\'s newest reports of every status through the index, one status at a time', async () => {
+    const query = listDeliveriesQuery(store.db, { workspaceId: 'ws_a', limit: 50, offset: 100, since: NOW - 45 * DAY_MS }).compile();
+    const plan = await planOf(store, query);
+    expect(plan.fullScan, plan.text).toBe(false);
+    const byWorkspaceAndStatus = plan.searches.filter((found) => found.index === BY_WORKSPACE && /\bworkspace_id\b/.test(found.condition) && /\bstatus\b/.test(found.condition));
+    expect(byWorkspaceAndStatus, plan.text).toHaveLength(STATUSES_KNOWN);
+  });
+
+  it('lists a workspace\'s reports of every status newest first, page by page, as one sorted list would', async () => {
+    const all = await store.db.selectFrom('webhook_deliveries').select(['id', 'created_at']).where('workspace_id', '=', 'ws_a').execute();
+    const sorted = all.sort((a, b) => Number(b.created_at) - Number(a.created_at) || (a.id < b.id ? 1 : -1)).map((row) => row.id);
+    const pages: string[] = [];
+    for (let offset = 0; offset < sorted.length + 7; offset += 7) {
+      pages.push(...(await listDeliveries(store.db, { workspaceId: 'ws_a', limit: 7, offset })).map((row) => row.id));
+    }
+    expect(pages).toEqual(sorted);
+    const since = NOW - 20 * DAY_MS;
+    const recent = await listDeliveries(store.db, { workspaceId: 'ws_a', since, until: NOW, limit: 500, offset: 0 });
+    expect(recent.map((row) => row.id)).toEqual(sorted.filter((id) => Number(all.find((row) => row.id === id)!.created_at) >= since));
   });
 
   it('readdresses, then cancels, exactly the key\'s pending reports', async () => {
