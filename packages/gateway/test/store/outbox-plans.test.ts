@@ -12,7 +12,7 @@
  * EXPLAIN with sequential scans priced out, on a few thousand reports with no statistics. Then the
  * statements run, and touch exactly the reports they are for.
  */
-import { CompiledQuery, sql } from 'kysely';
+import type { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/config.ts';
 import { openStore, type Store } from '../../src/store/database.ts';
@@ -31,6 +31,7 @@ import {
 } from '../../src/store/webhook-deliveries.ts';
 import { sortableIdFloor } from '../../src/lib/ids.ts';
 import { STORE_KINDS, createTestDatabase, gatewayEnvironment, type TestDatabase } from '../harness.ts';
+import { explainStatement } from '../query-plans.ts';
 
 const BY_WORKSPACE = 'webhook_deliveries_by_workspace';
 /** Every status a report can have: the list of a workspace's reports reads each through the index. */
@@ -71,43 +72,18 @@ function report(index: number): WebhookDeliveryRow {
   };
 }
 
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Index Cond'?: string;
-  Plans?: PlanNode[];
-}
-
 /** How a statement reaches the outbox's rows: the indexes it searches, with their conditions, and whether it reads the table whole. */
 async function planOf(store: Store, query: CompiledQuery): Promise<{ searches: { index: string; condition: string }[]; fullScan: boolean; text: string }> {
-  return store.db.connection().execute(async (db) => {
-    await sql`BEGIN`.execute(db);
-    try {
-      if (store.dialect === 'sqlite') {
-        const rows = (await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`EXPLAIN QUERY PLAN ${query.sql}`, [...query.parameters]))).rows.map((row) => row.detail);
-        const searches = rows.flatMap((detail) => {
-          const found = /^SEARCH webhook_deliveries USING (?:COVERING )?INDEX (\S+) \((.*)\)$/.exec(detail);
-          return found ? [{ index: found[1]!, condition: found[2]! }] : [];
-        });
-        return { searches, fullScan: rows.some((detail) => /^SCAN webhook_deliveries\b/.test(detail)), text: rows.join('\n') };
-      }
-      await sql`SET LOCAL enable_seqscan = off`.execute(db);
-      const result = await db.executeQuery<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(CompiledQuery.raw(`EXPLAIN (FORMAT JSON) ${query.sql}`, [...query.parameters]));
-      const root = result.rows[0]!['QUERY PLAN'][0].Plan;
-      const searches: { index: string; condition: string }[] = [];
-      let fullScan = false;
-      const visit = (node: PlanNode) => {
-        if (node['Node Type'] === 'Seq Scan') fullScan = true;
-        if (node['Index Name'] !== undefined) searches.push({ index: node['Index Name'], condition: node['Index Cond'] ?? '' });
-        for (const child of node.Plans ?? []) visit(child);
-      };
-      visit(root);
-      return { searches, fullScan, text: JSON.stringify(root, null, 1) };
-    } finally {
-      await sql`ROLLBACK`.execute(db);
-    }
-  });
+  const { sqliteLines, postgresNodes, text } = await explainStatement(store, query);
+  const searches = [
+    ...sqliteLines.flatMap((detail) => {
+      const found = /^SEARCH webhook_deliveries USING (?:COVERING )?INDEX (\S+) \((.*)\)$/.exec(detail);
+      return found ? [{ index: found[1]!, condition: found[2]! }] : [];
+    }),
+    ...postgresNodes.flatMap((node) => (node['Index Name'] === undefined ? [] : [{ index: node['Index Name'], condition: node['Index Cond'] ?? '' }])),
+  ];
+  const fullScan = sqliteLines.some((detail) => /^SCAN webhook_deliveries\b/.test(detail)) || postgresNodes.some((node) => node['Node Type'] === 'Seq Scan');
+  return { searches, fullScan, text };
 }
 
 describe.each(STORE_KINDS)('outbox query plans (%s)', (kind) => {

@@ -14,6 +14,7 @@ import { eraseExpiredPersonalData, expiredPersonalDataQuery } from '../../src/st
 import type { Database, MessageRow, MessageStatus } from '../../src/store/schema.ts';
 import { insertMessages } from '../message-rows.ts';
 import { STORE_KINDS, createTestDatabase, gatewayEnvironment, type TestDatabase } from '../harness.ts';
+import { explainStatement } from '../query-plans.ts';
 
 const DAY_MS = 86_400_000;
 const NOW = Date.UTC(2026, 10, 24, 5, 0, 0);
@@ -63,41 +64,18 @@ async function fillMessages(db: Kysely<Database>): Promise<void> {
   await insertMessages(db, rows);
 }
 
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Index Cond'?: string;
-  Plans?: PlanNode[];
-}
-
 /** The indexes the plan searches messages with, and whether it reads the table whole. */
 async function planOf(store: Store, query: CompiledQuery): Promise<{ searches: string[]; fullScan: boolean; text: string }> {
-  return store.db.connection().execute(async (db) => {
-    await sql`BEGIN`.execute(db);
-    try {
-      if (store.dialect === 'sqlite') {
-        const rows = (await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`EXPLAIN QUERY PLAN ${query.sql}`, [...query.parameters]))).rows.map((row) => row.detail);
-        // The tables are named by their aliases in the statement (m: messages, s: message_states).
-        const searches = rows.flatMap((detail) => /^SEARCH (?:messages|m) USING (?:COVERING )?INDEX (\S+) \(created_at<\?\)$/.exec(detail)?.[1] ?? []);
-        return { searches, fullScan: rows.some((detail) => /^SCAN (?:messages|message_states|m|s)\b/.test(detail)), text: rows.join('\n') };
-      }
-      await sql`SET LOCAL enable_seqscan = off`.execute(db);
-      const result = await db.executeQuery<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(CompiledQuery.raw(`EXPLAIN (FORMAT JSON) ${query.sql}`, [...query.parameters]));
-      const root = result.rows[0]!['QUERY PLAN'][0].Plan;
-      const searches: string[] = [];
-      let fullScan = false;
-      const visit = (node: PlanNode) => {
-        if (node['Node Type'] === 'Seq Scan' && (node['Relation Name'] === 'messages' || node['Relation Name'] === 'message_states')) fullScan = true;
-        if (node['Index Name'] !== undefined && /\bcreated_at\b/.test(node['Index Cond'] ?? '')) searches.push(node['Index Name']);
-        for (const child of node.Plans ?? []) visit(child);
-      };
-      visit(root);
-      return { searches, fullScan, text: JSON.stringify(root, null, 1) };
-    } finally {
-      await sql`ROLLBACK`.execute(db);
-    }
-  });
+  const { sqliteLines, postgresNodes, text } = await explainStatement(store, query);
+  // SQLite names the tables by their aliases in the statement (m: messages, s: message_states).
+  const searches = [
+    ...sqliteLines.flatMap((detail) => /^SEARCH (?:messages|m) USING (?:COVERING )?INDEX (\S+) \(created_at<\?\)$/.exec(detail)?.[1] ?? []),
+    ...postgresNodes.flatMap((node) => (node['Index Name'] !== undefined && /\bcreated_at\b/.test(node['Index Cond'] ?? '') ? [node['Index Name']] : [])),
+  ];
+  const fullScan =
+    sqliteLines.some((detail) => /^SCAN (?:messages|message_states|m|s)\b/.test(detail)) ||
+    postgresNodes.some((node) => node['Node Type'] === 'Seq Scan' && (node['Relation Name'] === 'messages' || node['Relation Name'] === 'message_states'));
+  return { searches, fullScan, text };
 }
 
 describe.each(STORE_KINDS)('personal data retention query plan (%s)', (kind) => {
