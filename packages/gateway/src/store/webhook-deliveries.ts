@@ -143,10 +143,9 @@ export interface DeliveryFilter {
 /** One page of deliveries, newest first. */
 export function listDeliveriesQuery(db: Kysely<Database>, filter: DeliveryFilter) {
   const { workspaceId, status } = filter;
-  if (workspaceId !== undefined && status === undefined) return newestOfWorkspaceQuery(db, { ...filter, workspaceId });
-  let query = db.selectFrom('webhook_deliveries').modifyFront(PLANNED_PER_RUN).selectAll();
-  if (workspaceId !== undefined) query = query.where('workspace_id', '=', workspaceId);
-  if (status !== undefined) query = query.where('status', '=', status);
+  if (workspaceId === undefined) return newestOfEveryWorkspaceQuery(db, filter);
+  if (status === undefined) return newestOfWorkspaceQuery(db, { ...filter, workspaceId });
+  const query = db.selectFrom('webhook_deliveries').modifyFront(PLANNED_PER_RUN).selectAll().where('workspace_id', '=', workspaceId).where('status', '=', status);
   return newestPage(inCreationWindow(query, filter), filter);
 }
 
@@ -185,6 +184,21 @@ function newestOfWorkspaceQuery(db: Kysely<Database>, filter: DeliveryFilter & {
     .orderBy('id', 'desc')
     .limit(filter.limit)
     .offset(filter.offset);
+}
+
+/**
+ * Every workspace's deliveries (the operator's list), newest first by id: an id begins with its
+ * creation time, so the primary key gives the order and a page reads only its rows, where ordering
+ * by creation time would sort the whole outbox (30 days of every workspace's reports) for each
+ * page. The orders differ only for ids made while the clock stood behind the process's last id,
+ * which carry that id's time. For the same reason an id is never below its creation time's floor,
+ * which bounds `since` on the key too.
+ */
+function newestOfEveryWorkspaceQuery(db: Kysely<Database>, filter: DeliveryFilter) {
+  let query = db.selectFrom('webhook_deliveries').modifyFront(PLANNED_PER_RUN).selectAll();
+  if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+  if (filter.since !== undefined) query = query.where('id', '>=', sortableIdFloor(DELIVERY_ID_PREFIX, filter.since));
+  return inCreationWindow(query, filter).orderBy('id', 'desc').limit(filter.limit).offset(filter.offset);
 }
 
 export async function findDelivery(db: Kysely<Database>, id: string): Promise<WebhookDeliveryRow | undefined> {

@@ -8,6 +8,8 @@
  * - a workspace's newest reports of every status (the console's and the operator's list), the
  *   newest of each status through webhook_deliveries_by_workspace, merged (not every report the
  *   workspace kept, sorted for one page).
+ * - every workspace's newest reports (the operator's list), through the primary key in its order,
+ *   and from a time by searching it (not the whole outbox sorted for one page).
  * Explained like the list plans (list-plans.test.ts): SQLite's EXPLAIN QUERY PLAN, PostgreSQL's
  * EXPLAIN with sequential scans priced out, on a few thousand reports with no statistics. Then the
  * statements run, and touch exactly the reports they are for.
@@ -138,6 +140,40 @@ describe.each(STORE_KINDS)('outbox query plans (%s)', (kind) => {
     const since = NOW - 20 * DAY_MS;
     const recent = await listDeliveries(store.db, { workspaceId: 'ws_a', since, until: NOW, limit: 500, offset: 0 });
     expect(recent.map((row) => row.id)).toEqual(sorted.filter((id) => Number(all.find((row) => row.id === id)!.created_at) >= since));
+  });
+
+  it('lists every workspace\'s newest reports in the primary key\'s order, sorting nothing', async () => {
+    const { sqliteLines, postgresNodes, text } = await explainStatement(store, listDeliveriesQuery(store.db, { limit: 50, offset: 100 }).compile());
+    const throughPrimaryKey = sqliteLines.some((detail) => detail.includes('sqlite_autoindex_webhook_deliveries_1')) || postgresNodes.some((node) => node['Index Name'] === 'webhook_deliveries_pkey');
+    expect(throughPrimaryKey, text).toBe(true);
+    const sorts = sqliteLines.some((detail) => detail.includes('TEMP B-TREE')) || postgresNodes.some((node) => /Sort$/.test(node['Node Type']));
+    expect(sorts, text).toBe(false);
+  });
+
+  it('lists every workspace\'s reports created since a time by searching the primary key from that time\'s ids', async () => {
+    const plan = await planOf(store, listDeliveriesQuery(store.db, { since: NOW - 10 * DAY_MS, limit: 50, offset: 0 }).compile());
+    expect(plan.fullScan, plan.text).toBe(false);
+    expect(plan.searches.some((found) => /\bid\b/.test(found.condition)), plan.text).toBe(true);
+  });
+
+  it('lists every workspace\'s reports newest first, by status and by time, page by page, as one sorted list would', async () => {
+    const all = await store.db.selectFrom('webhook_deliveries').select(['id', 'status', 'created_at']).execute();
+    const newestFirst = all.sort((a, b) => Number(b.created_at) - Number(a.created_at) || (a.id < b.id ? 1 : -1));
+    const pagesOf = async (filter: { status?: WebhookDeliveryStatus; since?: number; until?: number }) => {
+      const ids: string[] = [];
+      for (let offset = 0; ; offset += 97) {
+        const page = await listDeliveries(store.db, { ...filter, limit: 97, offset });
+        ids.push(...page.map((row) => row.id));
+        if (page.length < 97) return ids;
+      }
+    };
+    expect(await pagesOf({})).toEqual(newestFirst.map((row) => row.id));
+    expect(await pagesOf({ status: 'failed' })).toEqual(newestFirst.filter((row) => row.status === 'failed').map((row) => row.id));
+    const since = NOW - 20 * DAY_MS;
+    const until = NOW - 5 * DAY_MS;
+    const inWindow = newestFirst.filter((row) => Number(row.created_at) >= since && Number(row.created_at) < until);
+    expect(inWindow.length).toBeGreaterThan(97);
+    expect(await pagesOf({ since, until })).toEqual(inWindow.map((row) => row.id));
   });
 
   it('readdresses, then cancels, exactly the key\'s pending reports', async () => {
