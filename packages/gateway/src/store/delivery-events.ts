@@ -10,6 +10,7 @@ import { insertRows } from './bulk-insert.ts';
 import { updateRows } from './bulk-update.ts';
 import type { Dialect, Transaction } from './database.ts';
 import { eraseRsaPhones, isOneOf } from './message-records.ts';
+import { PLANNED_PER_RUN } from './postgres-prepared-statements.ts';
 import type { ApiKeyRow, MessageRow, WebhookDeliveryRow } from './schema.ts';
 
 /** A message that became delivered: what its delivery report is made of. */
@@ -43,7 +44,7 @@ export async function markMessagesDelivered(
   });
   if (states.length === 0) return [];
   const { rows } = await sql<Pick<MessageRow, 'id' | 'workspace_id' | 'api_key_id' | 'tracking_id' | 'oa_id' | 'phone'> & { holds_rsa_phone: number | boolean }>`
-    SELECT id, workspace_id, api_key_id, tracking_id, oa_id, phone, rsa_phone IS NOT NULL AS holds_rsa_phone
+    ${PLANNED_PER_RUN} SELECT id, workspace_id, api_key_id, tracking_id, oa_id, phone, rsa_phone IS NOT NULL AS holds_rsa_phone
     FROM messages WHERE ${isOneOf(dialect, sql`id`, states.map((state) => state.id))}`.execute(trx);
   await eraseRsaPhones(trx, dialect, rows.filter((row) => Boolean(row.holds_rsa_phone)).map((row) => row.id));
   const messages = new Map(rows.map((row) => [row.id, row]));

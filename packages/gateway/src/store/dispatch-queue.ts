@@ -3,6 +3,7 @@ import { runInTransaction, type Dialect, type Store, type Transaction } from './
 import { refundMessages } from './acceptances.ts';
 import { claimDueRows, writeUnderClaim, type ClaimedRows } from './queue-claims.ts';
 import { eraseRsaPhones, isOneOf } from './message-records.ts';
+import { PLANNED_PER_RUN } from './postgres-prepared-statements.ts';
 import type { MessageRow, MessageStateRow } from './schema.ts';
 
 export type ClaimedMessage = Pick<
@@ -15,7 +16,7 @@ type ClaimedState = Pick<MessageStateRow, 'id' | 'attempts' | 'lease_expires_at'
 /** What a send needs of the claimed messages' own rows. */
 function readClaimedMessages(trx: Transaction, dialect: Dialect, ids: readonly string[]) {
   return sql<Omit<ClaimedMessage, keyof ClaimedState> & { id: string }>`
-    SELECT id, workspace_id, oa_id, template_id, mode, phone, rsa_phone, template_data, price, quota_day
+    ${PLANNED_PER_RUN} SELECT id, workspace_id, oa_id, template_id, mode, phone, rsa_phone, template_data, price, quota_day
     FROM messages WHERE ${isOneOf(dialect, sql`id`, ids)}`.execute(trx);
 }
 

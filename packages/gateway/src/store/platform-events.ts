@@ -9,6 +9,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Dialect, Transaction } from './database.ts';
 import { isOneOf } from './message-records.ts';
+import { PLANNED_PER_RUN } from './postgres-prepared-statements.ts';
 import type { Database, MessageRow, PlatformEventRow, SenderAccountRow, TemplateStatus } from './schema.ts';
 
 /** A sender account by the platform's OA id alone (oa_id is unique across workspaces). */
@@ -27,7 +28,7 @@ type EventMessage = Pick<MessageRow, 'id' | 'workspace_id' | 'oa_id'>;
  * for every event.
  */
 export function eventMessagesByIdQuery(dialect: Dialect, ids: readonly string[]): RawBuilder<EventMessage> {
-  return sql<EventMessage>`SELECT id, workspace_id, oa_id FROM messages WHERE ${isOneOf(dialect, sql`id`, ids)}`;
+  return sql<EventMessage>`${PLANNED_PER_RUN} SELECT id, workspace_id, oa_id FROM messages WHERE ${isOneOf(dialect, sql`id`, ids)}`;
 }
 
 /**

@@ -1,14 +1,19 @@
 /**
  * PostgreSQL's named statements on a real server: a statement the gateway runs repeatedly is
  * prepared once on its connection (PostgreSQL lists it in pg_prepared_statements), `false` in the
- * setting prepares nothing, and a prepared statement that a migration made stale (its table gained
- * a column) costs one retry of the transaction, not a failure.
+ * setting prepares nothing, a lookup of messages by a list of ids is never prepared (a generic plan
+ * made while the table was small scans it whole however it grows), and a prepared statement that a
+ * migration made stale (its table gained a column) costs one retry of the transaction, not a failure.
  */
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/config.ts';
 import { openStore, runInTransaction, type Store } from '../../src/store/database.ts';
 import { findMessage, listMessages } from '../../src/store/messages.ts';
+import { claimDueMessages } from '../../src/store/dispatch-queue.ts';
+import { markMessagesDelivered } from '../../src/store/delivery-events.ts';
+import { eraseRsaPhones } from '../../src/store/message-records.ts';
+import { eventMessagesByIdQuery } from '../../src/store/platform-events.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { STORE_KINDS, createTestDatabase, gatewayEnvironment, type TestDatabase } from '../harness.ts';
 
@@ -67,6 +72,23 @@ describe.skipIf(!STORE_KINDS.includes('postgres'))('prepared statements (postgre
     const texts = await preparedTexts(prepared);
     expect(texts.some((text) => text.includes('from "messages" as "m"'))).toBe(true);
     expect(texts.filter((text) => text.includes('ORDER BY') && text.includes('OFFSET'))).toEqual([]);
+  });
+
+  it('never prepares a lookup of messages by a list of ids, which it would plan as a scan of the table while the table was small', async () => {
+    const prepared = open('true');
+    await migrate(prepared);
+    const ids = ['msg_a', 'msg_b'];
+    for (let run = 0; run < 6; run += 1) {
+      expect((await eventMessagesByIdQuery(prepared.dialect, ids).execute(prepared.db)).rows).toEqual([]);
+      expect(await claimDueMessages(prepared, { now: run, limit: 10, leaseMs: 1000 })).toEqual([]);
+      await runInTransaction(prepared, async (trx) => {
+        await markMessagesDelivered(trx, prepared.dialect, ids.map((id) => ({ id, deliveredAt: run, providerMsgId: `zns_${id}` })), run);
+        await eraseRsaPhones(trx, prepared.dialect, ids);
+      });
+    }
+    const texts = await preparedTexts(prepared);
+    expect(texts.some((text) => text.includes('message_states'))).toBe(true);
+    expect(texts.filter((text) => /\bFROM messages WHERE id = ANY\b|\bUPDATE messages\b/.test(text))).toEqual([]);
   });
 
   it('prepares nothing when the setting is false', async () => {
