@@ -1,5 +1,6 @@
 interface Pending<Item, Outcome> {
   item: Item;
+  weight: number;
   resolve(outcome: Outcome): void;
   reject(error: unknown): void;
 }
@@ -42,6 +43,13 @@ export interface GroupCommitOptions<Item> {
    * (platform events, webhook outcomes), a few milliseconds make far fewer, larger commits.
    */
   lingerMs?: number;
+  /**
+   * Only while busy, the wait of a group for more items: when the group before ended less than
+   * `ms` ago, a new group waits up to `ms`, and goes as soon as its items weigh `untilWeight`. A
+   * quiet system commits each item at once; under a steady stream of small items, each commit
+   * (its fsync, its fixed writes) serves more of them, and costs less per item.
+   */
+  busyLinger?: { ms: number; untilWeight: number };
 }
 
 /**
@@ -57,6 +65,12 @@ export class GroupCommitter<Item, Outcome> {
   /** Partitions with any item in a committing group, and how many such groups. */
   private readonly groupsOfPartition = new Map<string, number>();
   private scheduled = false;
+  /** The timer of a group that waits for more items while busy (busyLinger). */
+  private busyWait: NodeJS.Timeout | null = null;
+  /** What the pending items weigh. */
+  private pendingWeight = 0;
+  /** When the last commit ended (performance.now()). */
+  private lastCommitEnded = Number.NEGATIVE_INFINITY;
   private idleWaiters: (() => void)[] = [];
 
   constructor(
@@ -66,19 +80,35 @@ export class GroupCommitter<Item, Outcome> {
 
   submit(item: Item): Promise<Outcome> {
     return new Promise<Outcome>((resolve, reject) => {
-      this.pending.push({ item, resolve, reject });
-      // setImmediate lets every request already parsed in this turn of the event loop join the group.
-      if (!this.scheduled) {
-        this.scheduled = true;
-        const run = () => {
-          this.scheduled = false;
-          this.pump();
-        };
-        const linger = this.options.lingerMs ?? 0;
-        if (linger > 0) setTimeout(run, linger);
-        else setImmediate(run);
-      }
+      const weight = this.options.weigh(item);
+      this.pending.push({ item, weight, resolve, reject });
+      this.pendingWeight += weight;
+      this.schedulePump();
     });
+  }
+
+  private schedulePump(): void {
+    const busyLinger = this.options.busyLinger;
+    if (this.busyWait && busyLinger && this.pendingWeight >= busyLinger.untilWeight) {
+      clearTimeout(this.busyWait);
+      this.busyWait = null;
+      this.scheduled = false;
+    }
+    if (this.scheduled) return;
+    this.scheduled = true;
+    const run = () => {
+      this.scheduled = false;
+      this.busyWait = null;
+      this.pump();
+    };
+    const linger = this.options.lingerMs ?? 0;
+    if (linger > 0) setTimeout(run, linger);
+    else if (busyLinger && this.pendingWeight < busyLinger.untilWeight && performance.now() - this.lastCommitEnded < busyLinger.ms) {
+      this.busyWait = setTimeout(run, busyLinger.ms);
+    } else {
+      // setImmediate lets every request already parsed in this turn of the event loop join the group.
+      setImmediate(run);
+    }
   }
 
   /** Resolves once everything submitted so far is committed (for graceful shutdown). */
@@ -88,6 +118,8 @@ export class GroupCommitter<Item, Outcome> {
   }
 
   private pump(): void {
+    // A group waiting for company goes when its wait ends (or it weighs enough), not with a commit's end.
+    if (this.busyWait) return;
     const maxInFlight = this.options.maxInFlight ?? 1;
     while (this.pending.length > 0 && this.inFlight < maxInFlight) {
       const group = this.takeGroup();
@@ -133,15 +165,15 @@ export class GroupCommitter<Item, Outcome> {
         left.push(entry);
         continue;
       }
-      const next = this.options.weigh(entry.item);
-      if (taken.length > 0 && weight + next > this.options.maxWeight) {
+      if (taken.length > 0 && weight + entry.weight > this.options.maxWeight) {
         left.push(...this.pending.slice(index));
         break;
       }
-      weight += next;
+      weight += entry.weight;
       taken.push(entry);
     }
     this.pending = left;
+    this.pendingWeight -= weight;
     return taken;
   }
 
@@ -174,6 +206,8 @@ export class GroupCommitter<Item, Outcome> {
   private async commit(group: Pending<Item, Outcome>[]): Promise<void> {
     try {
       const outcomes = await this.commitGroup(group.map((entry) => entry.item));
+      // Before the submitters hear of it: what they submit next finds the committer busy.
+      this.lastCommitEnded = performance.now();
       group.forEach((entry, index) => entry.resolve(outcomes[index]!));
     } catch (error) {
       await this.commitOneByOne(group, error);

@@ -4,7 +4,7 @@
  * The commit function is the test's own: an in-memory "table" written all-or-nothing per call,
  * which records every group it was given.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GroupCommitter, type GroupCommitOptions } from '../../src/lib/group-commit.ts';
 
 interface Item {
@@ -215,6 +215,53 @@ describe('GroupCommitter', () => {
     const drained = committer.drain().then(() => 'drained');
     const outcome = await Promise.race([drained, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 500))]);
     expect(outcome).toBe('drained');
+  });
+
+  describe('busyLinger', () => {
+    // Only timeouts and the clock are faked: the commits and turns() still run on setImmediate.
+    const fakeClock = () => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    /** Whether the submission has its outcome after a few turns, without the clock moving. */
+    async function answeredNow(submitted: Promise<string>): Promise<boolean> {
+      return Promise.race([submitted.then(() => true), turns(5).then(() => false)]);
+    }
+
+    it('commits a lone item at once on a quiet committer, and makes the next small items wait for company while busy', async () => {
+      fakeClock();
+      const ledger = new Ledger();
+      const committer = new GroupCommitter(ledger.commit, { ...LOOSE, busyLinger: { ms: 3, untilWeight: 10 } });
+      expect(await answeredNow(committer.submit({ id: 1, weight: 1 }))).toBe(true);
+      // A commit ended just now: the next group waits up to 3 ms for more items.
+      const second = committer.submit({ id: 2, weight: 1 });
+      expect(await answeredNow(second)).toBe(false);
+      const third = committer.submit({ id: 3, weight: 1 });
+      await vi.advanceTimersByTimeAsync(3);
+      expect(await Promise.all([second, third])).toEqual(['outcome-2', 'outcome-3']);
+      expect(ledger.calls).toEqual([[1], [2, 3]]);
+      // Quiet for longer than the wait: the next item goes at once again.
+      vi.advanceTimersByTime(10);
+      expect(await answeredNow(committer.submit({ id: 4, weight: 1 }))).toBe(true);
+      expect(ledger.calls).toEqual([[1], [2, 3], [4]]);
+    });
+
+    it('lets a waiting group go as soon as its items weigh untilWeight, and never makes a heavy item wait', async () => {
+      fakeClock();
+      const ledger = new Ledger();
+      const committer = new GroupCommitter(ledger.commit, { ...LOOSE, busyLinger: { ms: 3, untilWeight: 10 } });
+      await committer.submit({ id: 1, weight: 1 });
+      const light = committer.submit({ id: 2, weight: 4 });
+      expect(await answeredNow(light)).toBe(false);
+      const enough = committer.submit({ id: 3, weight: 6 });
+      expect(await answeredNow(enough)).toBe(true);
+      expect(await light).toBe('outcome-2');
+      // Busy again, and one item is heavy enough alone.
+      expect(await answeredNow(committer.submit({ id: 4, weight: 10 }))).toBe(true);
+      expect(ledger.calls).toEqual([[1], [2, 3], [4]]);
+      await committer.drain();
+    });
   });
 
   it('drain() on an idle committer resolves at once', async () => {
